@@ -1,0 +1,244 @@
+package timeline
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Builder assembles a Timeline. It is the only mutable type in the package:
+// ingesters intern names, declare tracks and add events in any order, then
+// call Build once.
+type Builder struct {
+	src      Source
+	names    []string
+	nameIdx  map[string]NameID
+	tracks   []Track
+	gpuIdx   map[[2]int64]TrackID
+	hostIdx  map[[2]int64]TrackID
+	events   []Event
+	devices  []Device
+	Observed Observed
+}
+
+// NewBuilder returns an empty builder for a timeline read from src.
+func NewBuilder(src Source) *Builder {
+	return &Builder{
+		src:     src,
+		names:   []string{""},
+		nameIdx: map[string]NameID{"": 0},
+		gpuIdx:  map[[2]int64]TrackID{},
+		hostIdx: map[[2]int64]TrackID{},
+	}
+}
+
+// Intern returns the id of name, adding it on first use.
+func (b *Builder) Intern(name string) NameID {
+	if id, ok := b.nameIdx[name]; ok {
+		return id
+	}
+	id := NameID(len(b.names))
+	name = strings.Clone(name)
+	b.names = append(b.names, name)
+	b.nameIdx[name] = id
+	return id
+}
+
+// InternBytes is Intern for a byte slice; it does not allocate when the
+// name is already known.
+func (b *Builder) InternBytes(name []byte) NameID {
+	if id, ok := b.nameIdx[string(name)]; ok {
+		return id
+	}
+	return b.Intern(string(name))
+}
+
+// Names returns the number of interned names.
+func (b *Builder) Names() int { return len(b.names) }
+
+// GPUTrack returns the track of GPU stream (device, stream), creating it.
+func (b *Builder) GPUTrack(device, stream int64) TrackID {
+	k := [2]int64{device, stream}
+	if id, ok := b.gpuIdx[k]; ok {
+		return id
+	}
+	id := TrackID(len(b.tracks))
+	b.tracks = append(b.tracks, Track{Kind: TrackGPU, Device: device, Stream: stream})
+	b.gpuIdx[k] = id
+	return id
+}
+
+// HostTrack returns the track of host thread (pid, tid), creating it.
+func (b *Builder) HostTrack(pid, tid int64) TrackID {
+	k := [2]int64{pid, tid}
+	if id, ok := b.hostIdx[k]; ok {
+		return id
+	}
+	id := TrackID(len(b.tracks))
+	b.tracks = append(b.tracks, Track{Kind: TrackHost, PID: pid, TID: tid})
+	b.hostIdx[k] = id
+	return id
+}
+
+// SetThreadName names host thread (pid, tid), creating its track.
+func (b *Builder) SetThreadName(pid, tid int64, name string) {
+	b.tracks[b.HostTrack(pid, tid)].Name = strings.Clone(name)
+}
+
+// AddDevice records a GPU's description. A later call for the same ID
+// replaces the earlier one.
+func (b *Builder) AddDevice(d Device) {
+	for i := range b.devices {
+		if b.devices[i].ID == d.ID {
+			b.devices[i] = d
+			return
+		}
+	}
+	b.devices = append(b.devices, d)
+}
+
+// Add appends an event. Link is ignored (Build sets it); for KindAPI events
+// with API == APIOther the class is derived from the name at Build.
+func (b *Builder) Add(e Event) { b.events = append(b.events, e) }
+
+// Len is the number of events added so far.
+func (b *Builder) Len() int { return len(b.events) }
+
+// Grow makes room for n more events.
+func (b *Builder) Grow(n int) { b.events = slices.Grow(b.events, n) }
+
+// Build sorts the events, classifies API calls, indexes tracks, links API
+// calls to GPU work by (Proc, Corr), drops tracks without events and
+// validates the result. The builder must not be used afterwards.
+func (b *Builder) Build() (*Timeline, error) {
+	classes := make([]APIClass, len(b.names))
+	classified := make([]bool, len(b.names))
+	for i := range b.events {
+		e := &b.events[i]
+		if e.Kind != KindAPI || e.API != APIOther || int(e.Name) >= len(b.names) {
+			continue
+		}
+		if !classified[e.Name] {
+			classes[e.Name] = ClassifyAPI(b.names[e.Name])
+			classified[e.Name] = true
+		}
+		e.API = classes[e.Name]
+	}
+
+	// Drop tracks that hold no events, keeping declaration order.
+	used := make([]bool, len(b.tracks))
+	for i := range b.events {
+		if t := b.events[i].Track; int(t) < len(used) {
+			used[t] = true
+		}
+	}
+	remap := make([]TrackID, len(b.tracks))
+	var tracks []Track
+	for i, t := range b.tracks {
+		if used[i] {
+			remap[i] = TrackID(len(tracks))
+			tracks = append(tracks, t)
+		}
+	}
+	for i := range b.events {
+		if t := b.events[i].Track; int(t) < len(remap) {
+			b.events[i].Track = remap[t]
+		} else {
+			b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
+		}
+	}
+
+	slices.SortStableFunc(b.events, compareEvents)
+
+	counts := make([]int, len(tracks))
+	for i := range b.events {
+		if t := int(b.events[i].Track); t < len(counts) {
+			counts[t]++
+		}
+	}
+	for i := range tracks {
+		tracks[i].Events = make([]int32, 0, counts[i])
+	}
+	for i := range b.events {
+		b.events[i].Link = -1
+		if t := int(b.events[i].Track); t < len(tracks) {
+			tracks[t].Events = append(tracks[t].Events, int32(i))
+		}
+	}
+	linkCorrelations(b.events)
+
+	tl := &Timeline{
+		Source:   b.src,
+		Events:   b.events,
+		Tracks:   tracks,
+		Devices:  b.devices,
+		Observed: b.Observed,
+		names:    b.names,
+	}
+	slices.SortFunc(tl.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
+	*b = Builder{}
+	if err := tl.Validate(); err != nil {
+		return nil, err
+	}
+	return tl, nil
+}
+
+func compareEvents(x, y Event) int {
+	if c := cmp.Compare(x.Start, y.Start); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(y.End, x.End); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.Track, y.Track); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Kind, y.Kind)
+}
+
+// linkCorrelations sets Link on API calls and the GPU work they launched,
+// matching on (Proc, Corr). Its cost is one sort of the correlated events.
+func linkCorrelations(ev []Event) {
+	var idx []int32
+	for i := range ev {
+		if ev[i].Corr != 0 && (ev[i].Kind == KindAPI || ev[i].Kind.IsGPUWork()) {
+			idx = append(idx, int32(i))
+		}
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		x, y := &ev[a], &ev[b]
+		if c := cmp.Compare(x.Proc, y.Proc); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.Corr, y.Corr); c != 0 {
+			return c
+		}
+		// API calls first, then GPU work in time order.
+		xa, ya := x.Kind == KindAPI, y.Kind == KindAPI
+		if xa != ya {
+			if xa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(a, b)
+	})
+	for i := 0; i < len(idx); {
+		j := i + 1
+		for j < len(idx) && ev[idx[j]].Proc == ev[idx[i]].Proc && ev[idx[j]].Corr == ev[idx[i]].Corr {
+			j++
+		}
+		if api := idx[i]; ev[api].Kind == KindAPI {
+			for _, w := range idx[i+1 : j] {
+				if ev[w].Kind == KindAPI {
+					continue // a duplicate API row: the first one wins
+				}
+				ev[w].Link = api
+				if ev[api].Link < 0 {
+					ev[api].Link = w
+				}
+			}
+		}
+		i = j
+	}
+}

@@ -1,0 +1,22 @@
+package timeline
+
+import "strings"
+
+// ClassifyRange returns RangeStep for PyTorch profiler steps
+// ("ProfilerStep#12"), RangeDataLoader for DataLoader and DataPipe iterator
+// spans ("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__",
+// "enumerate(DataPipe)#..."), and dflt for anything else. Ingesters pass
+// the kind of range their input recorded (NVTX or annotation) as dflt.
+func ClassifyRange(name string, dflt RangeKind) RangeKind {
+	switch {
+	case strings.HasPrefix(name, "ProfilerStep#"):
+		return RangeStep
+	case strings.HasPrefix(name, "enumerate(DataLoader)#"), strings.HasPrefix(name, "enumerate(DataPipe)#"),
+		strings.Contains(name, "DataLoaderIter.__next__"):
+		return RangeDataLoader
+	}
+	return dflt
+}
+
+// IsStepName reports whether name is a PyTorch profiler step range.
+func IsStepName(name string) bool { return strings.HasPrefix(name, "ProfilerStep#") }

@@ -1,0 +1,89 @@
+package timeline
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxTime bounds every timestamp: 2^62 ns is about 146 years, far beyond any
+// capture clock. Ingesters reject larger values as corrupt.
+const MaxTime = int64(1) << 62
+
+// Validate checks the invariants every ingester's output must satisfy:
+// times in range with End >= Start, events sorted, names and tracks in
+// range, each kind on the right kind of track, enum fields in range, sizes
+// non-negative, links pointing at a matching event and track indexes
+// consistent with the events. It returns the first violation found.
+func (tl *Timeline) Validate() error {
+	if tl == nil {
+		return errors.New("timeline: nil")
+	}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if err := tl.validateEvent(e); err != nil {
+			return fmt.Errorf("timeline: event %d (%s %q): %w", i, e.Kind, tl.Name(e.Name), err)
+		}
+		if i > 0 && compareEvents(tl.Events[i-1], *e) > 0 {
+			return fmt.Errorf("timeline: event %d: out of order", i)
+		}
+		if e.Link >= 0 {
+			if int(e.Link) >= len(tl.Events) || e.Link == int32(i) {
+				return fmt.Errorf("timeline: event %d: link %d out of range", i, e.Link)
+			}
+			o := &tl.Events[e.Link]
+			if o.Corr != e.Corr || o.Proc != e.Proc || (e.Kind == KindAPI) == (o.Kind == KindAPI) {
+				return fmt.Errorf("timeline: event %d: link %d does not match", i, e.Link)
+			}
+		} else if e.Link != -1 {
+			return fmt.Errorf("timeline: event %d: link %d", i, e.Link)
+		}
+	}
+	n := 0
+	for ti := range tl.Tracks {
+		t := &tl.Tracks[ti]
+		if t.Kind != TrackGPU && t.Kind != TrackHost {
+			return fmt.Errorf("timeline: track %d: kind %d", ti, t.Kind)
+		}
+		prev := int32(-1)
+		for _, i := range t.Events {
+			if i <= prev || int(i) >= len(tl.Events) || tl.Events[i].Track != TrackID(ti) {
+				return fmt.Errorf("timeline: track %d: bad event index %d", ti, i)
+			}
+			prev = i
+		}
+		n += len(t.Events)
+	}
+	if n != len(tl.Events) {
+		return fmt.Errorf("timeline: tracks index %d of %d events", n, len(tl.Events))
+	}
+	return nil
+}
+
+func (tl *Timeline) validateEvent(e *Event) error {
+	switch {
+	case e.Kind == KindInvalid || e.Kind >= numKinds:
+		return errors.New("invalid kind")
+	case e.Start < -MaxTime || e.Start > MaxTime || e.End < -MaxTime || e.End > MaxTime:
+		return fmt.Errorf("time out of range [%d, %d]", e.Start, e.End)
+	case e.End < e.Start:
+		return fmt.Errorf("ends before it starts [%d, %d]", e.Start, e.End)
+	case int(e.Name) >= len(tl.names):
+		return fmt.Errorf("name %d out of range", e.Name)
+	case int(e.Track) >= len(tl.Tracks):
+		return fmt.Errorf("track %d out of range", e.Track)
+	case e.Bytes < 0:
+		return fmt.Errorf("negative size %d", e.Bytes)
+	case e.Copy >= numCopyKinds || e.Src >= numMemKinds || e.Dst >= numMemKinds:
+		return errors.New("copy or memory kind out of range")
+	case e.API >= numAPIClasses || e.Range >= numRangeKinds:
+		return errors.New("api or range class out of range")
+	}
+	onGPU := tl.Tracks[e.Track].Kind == TrackGPU
+	if onGPU != e.Kind.OnGPU() {
+		return fmt.Errorf("on the wrong kind of track (%s)", tl.Tracks[e.Track].Label())
+	}
+	if e.Kind == KindMarker && e.End != e.Start {
+		return errors.New("marker with a duration")
+	}
+	return nil
+}
