@@ -1,0 +1,47 @@
+# traceaudit build, test and demo targets. Everything builds with
+# CGO_ENABLED=0: the binary is one static file to copy to a GPU box.
+export CGO_ENABLED := 0
+GO        ?= go
+BIN       := bin/traceaudit
+FUZZTIME  ?= 10s
+DEMO      := fixtures/r0_baseline.pt.trace.json.gz
+
+.PHONY: all build test lint bench demo fuzz fuzz-ci clean
+
+all: lint test build
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/traceaudit
+
+# The whole suite: unit, golden, fixture and cross-check tests, plus the
+# committed fuzz corpora as regression inputs.
+test:
+	$(GO) test ./...
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# Benchmarks on generated large traces (see README, "Performance").
+bench:
+	$(GO) run ./internal/benchrun
+
+# The main job on the shipped sample trace.
+demo: build
+	./$(BIN) analyze $(DEMO)
+
+# Bounded fuzzing of every fuzz target (FUZZTIME each).
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+fuzz-ci:
+	$(MAKE) fuzz FUZZTIME=5s
+
+clean:
+	rm -rf bin

@@ -1,0 +1,174 @@
+// Package audit runs the analyzer suite on a timeline and assembles the
+// analyze JSON contract of design.md: the window, the steps and their
+// two-clock split, GPU busy shares, a verdict, the findings and what the
+// input could not show.
+package audit
+
+import (
+	"fmt"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Report is the `traceaudit analyze --format json` object. Fields may be
+// added, never renamed.
+type Report struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// WindowNS spans all events of the input.
+	WindowNS int64 `json:"window_ns"`
+	// SteadyWindowNS is the summed length of the steady steps.
+	SteadyWindowNS int64 `json:"steady_window_ns"`
+	// Verdict is the one-line diagnosis ("input-bound: 78 % of each step
+	// waits for data").
+	Verdict       string                  `json:"verdict"`
+	Steps         Steps                   `json:"steps"`
+	GPU           GPU                     `json:"gpu"`
+	Findings      []analyze.Finding       `json:"findings"`
+	NotObservable []analyze.NotObservable `json:"not_observable"`
+
+	// Index and Timeline feed plots and the replay; not serialised.
+	Index    *index.Index       `json:"-"`
+	Timeline *timeline.Timeline `json:"-"`
+}
+
+// Steps describes the steps.
+type Steps struct {
+	// Count is the number of steps found, start-up included.
+	Count int `json:"count"`
+	// StartupExcluded is 1 when the first step was excluded as start-up.
+	StartupExcluded int `json:"startup_excluded"`
+	// StartupNS is the excluded start-up step's length (0: none).
+	StartupNS int64 `json:"startup_ns"`
+	// MedianNS is the median steady step length.
+	MedianNS int64 `json:"median_ns"`
+	// Source says how steps were found.
+	Source string `json:"source"`
+	// BreakdownNS is the mean two-clock split of a steady step.
+	BreakdownNS Breakdown `json:"breakdown_ns"`
+	// PerStep lists every step with its split, start-up first if any.
+	PerStep []StepInfo `json:"per_step"`
+}
+
+// Breakdown is the two-clock split in nanoseconds.
+type Breakdown struct {
+	Compute int64 `json:"compute"`
+	Copy    int64 `json:"copy"`
+	Sync    int64 `json:"sync"`
+	OS      int64 `json:"os"`
+	Data    int64 `json:"data"`
+	Other   int64 `json:"other"`
+}
+
+// StepInfo is one step.
+type StepInfo struct {
+	Name        string    `json:"name"`
+	StartNS     int64     `json:"start_ns"`
+	EndNS       int64     `json:"end_ns"`
+	Startup     bool      `json:"startup"`
+	BreakdownNS Breakdown `json:"breakdown_ns"`
+}
+
+// GPU holds busy shares of the steady window on the analysed devices.
+type GPU struct {
+	ComputeBusyShare float64 `json:"compute_busy_share"`
+	CopyBusyShare    float64 `json:"copy_busy_share"`
+	BusyShare        float64 `json:"busy_share"`
+}
+
+// FromIndex converts an index breakdown.
+func FromIndex(b index.Breakdown) Breakdown {
+	return Breakdown{Compute: b[index.Compute], Copy: b[index.Copy], Sync: b[index.Sync],
+		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
+}
+
+// Run analyzes tl with the default suite.
+func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Report, error) {
+	return RunWith(tl, cfg, suite.Default)
+}
+
+// RunWith analyzes tl with the given analyzers.
+func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Report, error) {
+	if cfg == nil {
+		cfg = analyze.DefaultConfig()
+	}
+	all := append([]*analyze.Analyzer{index.Analyzer}, analyzers...)
+	res, err := analyze.Run(tl, all, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("analyze %s: %w", tl.Source.Path, err)
+	}
+	ix := res.ResultOf[index.Analyzer].(*index.Index)
+	lo, hi := tl.Span()
+	r := &Report{
+		File: tl.Source.Path, Format: tl.Source.Format,
+		WindowNS: hi - lo, SteadyWindowNS: ix.SteadyNS,
+		Findings: res.Findings, NotObservable: res.NotObservable,
+		Index: ix, Timeline: tl,
+	}
+	if r.Findings == nil {
+		r.Findings = []analyze.Finding{}
+	}
+	if r.NotObservable == nil {
+		r.NotObservable = []analyze.NotObservable{}
+	}
+	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), Source: ix.Source,
+		BreakdownNS: FromIndex(ix.MeanBreakdown()), PerStep: []StepInfo{}}
+	if ix.Startup != nil {
+		r.Steps.StartupExcluded, r.Steps.StartupNS = 1, ix.Startup.Dur()
+	}
+	for _, s := range ix.Steps {
+		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
+			Startup: s.Startup, BreakdownNS: FromIndex(s.Breakdown)})
+	}
+	if ix.SteadyNS > 0 {
+		d := float64(ix.SteadyNS)
+		r.GPU = GPU{
+			ComputeBusyShare: float64(ix.SteadyCovered(ix.Kernels)) / d,
+			CopyBusyShare:    float64(ix.SteadyCovered(ix.Copies)) / d,
+			BusyShare:        float64(ix.SteadyCovered(ix.Work)) / d,
+		}
+	}
+	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.Kernels) > 0)
+	return r, nil
+}
+
+// ComputeBound is the kernel share of a step above which a run is called
+// compute-bound whatever else it does.
+const ComputeBound = 0.80
+
+// Verdict names what each steady step mostly does besides computing.
+func Verdict(b index.Breakdown, hasKernels bool) string {
+	step := b.Total()
+	if step == 0 {
+		return "no steady steps: nothing to judge"
+	}
+	if !hasKernels {
+		return "no GPU kernels in the trace: nothing ran on the GPU to starve"
+	}
+	share := func(k index.Bucket) float64 { return float64(b[k]) / float64(step) }
+	if c := share(index.Compute); c >= ComputeBound {
+		return fmt.Sprintf("compute-bound: kernels run %s of each step", units.Pct(c))
+	}
+	worst := index.Copy
+	for k := index.Copy; k <= index.Other; k++ {
+		if b[k] > b[worst] {
+			worst = k
+		}
+	}
+	w := units.Pct(share(worst))
+	switch worst {
+	case index.Data:
+		return fmt.Sprintf("input-bound: %s of each step waits for data", w)
+	case index.Copy:
+		return fmt.Sprintf("copy-bound: %s of each step copies between host and GPU with no kernel running", w)
+	case index.Sync:
+		return fmt.Sprintf("sync-bound: %s of each step the host waits in synchronisation with no kernel running", w)
+	case index.OS:
+		return fmt.Sprintf("host-memory-bound: %s of each step in munmap and other OS memory calls", w)
+	}
+	return fmt.Sprintf("host-bound: %s of each step the GPU idles while the host does other work", w)
+}

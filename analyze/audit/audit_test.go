@@ -1,0 +1,322 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/timeline"
+	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
+)
+
+const ms, us = tt.Ms, tt.Us
+
+func run(t *testing.T, tl *timeline.Timeline) *Report {
+	t.Helper()
+	r, err := Run(tl, analyze.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func finding(r *Report, id string) *analyze.Finding {
+	for i := range r.Findings {
+		if r.Findings[i].ID == id {
+			return &r.Findings[i]
+		}
+	}
+	return nil
+}
+
+func notObservable(r *Report, id string) string {
+	for _, n := range r.NotObservable {
+		if n.ID == id {
+			return n.Why
+		}
+	}
+	return ""
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.4f, want %.4f ± %.4f", what, got, want, tol)
+	}
+}
+
+// inputBound builds n ProfilerSteps of 100 ms: 60 ms in DataLoader
+// __next__, a 10 ms pageable copy, then 30 ms of kernels.
+func inputBound(n int) *tt.Builder {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	for i := range n {
+		t0 := int64(i) * 100 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+100*ms)
+		b.Range(h, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0, t0+60*ms)
+		b.Memcpy(h, s, tt.Pageable(64<<20), t0+60*ms, t0+70*ms, t0+60*ms+10*us, t0+70*ms)
+		for k := range 3 {
+			ks := t0 + 70*ms + int64(k)*10*ms
+			b.Launch(h, s, "gemm", ks-5*us, ks-1*us, ks, ks+10*ms)
+		}
+	}
+	return b
+}
+
+func TestInputBoundSteps(t *testing.T) {
+	r := run(t, inputBound(5).Build(t))
+	if r.Steps.Count != 5 || r.Steps.StartupExcluded != 0 || r.Steps.Source != "ProfilerStep" {
+		t.Fatalf("steps %+v", r.Steps)
+	}
+	if r.Steps.MedianNS != 100*ms || r.SteadyWindowNS != 500*ms {
+		t.Fatalf("median %d steady %d", r.Steps.MedianNS, r.SteadyWindowNS)
+	}
+	b := r.Steps.BreakdownNS
+	if b.Compute != 30*ms || b.Copy != 10*ms || b.Data != 60*ms || b.Sync != 0 || b.OS != 0 || b.Other != 0 {
+		t.Fatalf("breakdown %+v", b)
+	}
+	if !strings.HasPrefix(r.Verdict, "input-bound: 60 % of each step waits for data") {
+		t.Errorf("verdict %q", r.Verdict)
+	}
+	dl := finding(r, "dataloader-wait")
+	if dl == nil || dl.Severity != analyze.SeverityError || dl.WastedNS != 60*ms {
+		t.Fatalf("dataloader-wait %+v", dl)
+	}
+	near(t, "dataloader share", dl.Share, 0.6, 1e-9)
+	near(t, "dataloader speedup", dl.EstimatedSpeedup, 2.5, 1e-9)
+	// t_data 60 ms of a 100 ms step: ceil(60/40)+1 = 3 workers.
+	if dl.Detail["workers"] != 3 || !strings.Contains(dl.Code, "num_workers=3") {
+		t.Errorf("workers %v, code %q", dl.Detail["workers"], dl.Code)
+	}
+	sm := finding(r, "sync-memcpy")
+	if sm == nil || sm.Severity != analyze.SeverityError || sm.WastedNS != 10*ms {
+		t.Fatalf("sync-memcpy %+v", sm)
+	}
+	idle := finding(r, "gpu-idle")
+	if idle == nil || idle.Severity != analyze.SeverityError || idle.WastedNS != 70*ms {
+		t.Fatalf("gpu-idle %+v", idle)
+	}
+	if len(idle.Evidence) == 0 || !strings.Contains(idle.Evidence[0].What, "data loading") {
+		t.Errorf("gpu-idle evidence %+v", idle.Evidence)
+	}
+	if r.Findings[0].ID != "gpu-idle" || r.Findings[1].ID != "dataloader-wait" {
+		t.Errorf("order %s %s", r.Findings[0].ID, r.Findings[1].ID)
+	}
+	cs := finding(r, "copy-compute-serial")
+	if cs == nil || cs.WastedNS != 10*ms-10*us {
+		t.Errorf("copy-compute-serial %+v", cs)
+	}
+	if why := notObservable(r, "munmap-stall"); why != "" {
+		t.Errorf("munmap-stall should be observable in a synthetic trace with OS calls: %s", why)
+	}
+}
+
+func TestHealthyPipelineRaisesNothing(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	compute, side := b.Stream(0, 7), b.Stream(0, 13)
+	for i := range 6 {
+		t0 := int64(i) * 10 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		b.Range(h, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", t0, t0+100*us)
+		// The next batch's pinned copy overlaps this step's kernels.
+		b.Memcpy(h, side, tt.Pinned(32<<20), t0+100*us, t0+120*us, t0+1*ms, t0+2*ms)
+		b.Launch(h, compute, "gemm", t0+120*us, t0+130*us, t0+200*us, t0+9900*us)
+	}
+	r := run(t, b.Build(t))
+	for _, f := range r.Findings {
+		if f.Severity >= analyze.SeverityWarning {
+			t.Errorf("unexpected %s %s: %s", f.Severity, f.ID, f.Title)
+		}
+	}
+	if !strings.HasPrefix(r.Verdict, "compute-bound") {
+		t.Errorf("verdict %q", r.Verdict)
+	}
+	near(t, "compute busy", r.GPU.ComputeBusyShare, 0.97, 1e-9)
+}
+
+func TestStartupStepExcluded(t *testing.T) {
+	b := inputBound(0)
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	// A 400 ms start-up step with a huge pageable copy, then 4 healthy steps.
+	b.Range(h, "ProfilerStep#0", 0, 400*ms)
+	b.Memcpy(h, s, tt.Pageable(1<<30), 10*ms, 300*ms, 11*ms, 300*ms)
+	for i := 1; i <= 4; i++ {
+		t0 := 400*ms + int64(i-1)*10*ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		b.Launch(h, s, "gemm", t0, t0+10*us, t0+20*us, t0+10*ms)
+	}
+	r := run(t, b.Build(t))
+	if r.Steps.Count != 5 || r.Steps.StartupExcluded != 1 || r.Steps.StartupNS != 400*ms || r.SteadyWindowNS != 40*ms {
+		t.Fatalf("steps %+v steady %d", r.Steps, r.SteadyWindowNS)
+	}
+	if !r.Steps.PerStep[0].Startup || r.Steps.PerStep[0].BreakdownNS.Copy == 0 {
+		t.Errorf("start-up step not reported on its own: %+v", r.Steps.PerStep[0])
+	}
+	if f := finding(r, "sync-memcpy"); f != nil {
+		t.Errorf("start-up copy counted: %+v", f)
+	}
+}
+
+func TestNoStepsIsOneWindow(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "")
+	s := b.Stream(0, 7)
+	b.Launch(h, s, "k", 0, 10*us, 20*us, 1*ms)
+	b.API(h, "cudaDeviceSynchronize", 20*us, 1*ms)
+	b.Launch(h, s, "k", 3*ms, 3*ms+10*us, 3*ms+20*us, 4*ms)
+	r := run(t, b.Build(t))
+	if r.Steps.Count != 1 || r.Steps.Source != "window" || r.SteadyWindowNS != 4*ms {
+		t.Fatalf("steps %+v", r.Steps)
+	}
+	// 2 ms of host launch work after the sync returns at 1 ms.
+	sa := finding(r, "sync-api")
+	if sa == nil || sa.WastedNS != 2*ms+20*us {
+		t.Fatalf("sync-api %+v", sa)
+	}
+	if why := notObservable(r, "dataloader-wait"); why == "" {
+		t.Error("dataloader-wait should be not observable without data ranges")
+	}
+}
+
+func TestOnlyCPUEvents(t *testing.T) {
+	b := tt.New()
+	b.B.Observed = timeline.Observed{HostOps: true}
+	h := b.Thread(1, 1, "python")
+	b.Op(h, "aten::add", 0, 10*us)
+	b.Op(h, "aten::mul", 20*us, 30*us)
+	r := run(t, b.Build(t))
+	for _, id := range []string{"gpu-idle", "copy-compute-serial", "sync-memcpy", "munmap-stall"} {
+		if notObservable(r, id) == "" {
+			t.Errorf("%s should be not observable on a CPU-only trace", id)
+		}
+	}
+	if len(r.Findings) != 0 || !strings.Contains(r.Verdict, "no GPU kernels") {
+		t.Errorf("findings %+v verdict %q", r.Findings, r.Verdict)
+	}
+}
+
+func TestSeveralProcessesAndDevices(t *testing.T) {
+	b := tt.New()
+	main := b.Thread(1, 1, "rank0")
+	other := b.Thread(2, 2, "rank1")
+	d0, d1 := b.Stream(0, 7), b.Stream(1, 7)
+	for i := range 4 {
+		t0 := int64(i) * 10 * ms
+		b.Range(main, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		b.Launch(main, d0, "k0", t0, t0+10*us, t0+5*ms, t0+10*ms) // device 0 idle half the step
+		b.Launch(other, d1, "k1", t0, t0+10*us, t0, t0+10*ms)     // device 1 always busy
+	}
+	r := run(t, b.Build(t))
+	idle := finding(r, "gpu-idle")
+	if idle == nil || idle.WastedNS != 5*ms {
+		t.Fatalf("gpu-idle must follow the main process's device only: %+v", idle)
+	}
+	near(t, "compute busy", r.GPU.ComputeBusyShare, 0.5, 1e-9)
+}
+
+func TestOverlappingStreamsCountOnce(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s1, s2 := b.Stream(0, 7), b.Stream(0, 8)
+	for i := range 3 {
+		t0 := int64(i) * 10 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		b.Launch(h, s1, "a", t0, t0+10*us, t0+1*ms, t0+6*ms)
+		b.Launch(h, s2, "b", t0+10*us, t0+20*us, t0+4*ms, t0+8*ms)
+	}
+	r := run(t, b.Build(t))
+	if got := r.Steps.BreakdownNS.Compute; got != 7*ms {
+		t.Fatalf("compute %d, want the union 7 ms", got)
+	}
+	if f := finding(r, "gpu-idle"); f == nil || f.WastedNS != 3*ms {
+		t.Fatalf("gpu-idle %+v", f)
+	}
+}
+
+func TestRepeatedRangesDefineSteps(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	for i := range 6 {
+		t0 := int64(i) * 100 * ms
+		if i == 0 {
+			b.Range(h, "setup", 0, 1*ms) // happens once: not a step
+		}
+		b.Range(h, "get batch", t0+1*ms, t0+50*ms)
+		b.Range(h, "copy batch", t0+50*ms, t0+60*ms)
+		b.Memcpy(h, s, tt.Pageable(64<<20), t0+50*ms, t0+60*ms, t0+51*ms, t0+60*ms)
+		b.Range(h, "compute", t0+60*ms, t0+99*ms)
+		b.Launch(h, s, "k", t0+60*ms, t0+61*ms, t0+61*ms, t0+99*ms)
+	}
+	r := run(t, b.Build(t))
+	if r.Steps.Count != 6 || r.Steps.Source != `repeated range "get batch"` {
+		t.Fatalf("steps %+v", r.Steps)
+	}
+	last := r.Steps.PerStep[5]
+	if last.EndNS != 599*ms {
+		t.Errorf("last step ends at %d, want the end of its compute range", last.EndNS)
+	}
+	dl := finding(r, "dataloader-wait")
+	if dl == nil || dl.Severity != analyze.SeverityError {
+		t.Fatalf("dataloader-wait %+v", dl)
+	}
+}
+
+func TestMunmapStall(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	for i := range 4 {
+		t0 := int64(i) * 10 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		b.OS(h, "munmap", t0, t0+2*ms)
+		b.OS(h, "poll", t0+2*ms, t0+3*ms) // not a memory call
+		b.Launch(h, s, "k", t0+3*ms, t0+3*ms+10*us, t0+3*ms+20*us, t0+10*ms)
+	}
+	tl := b.Build(t)
+	r := run(t, tl)
+	f := finding(r, "munmap-stall")
+	if f == nil || f.WastedNS != 2*ms || f.Severity != analyze.SeverityError {
+		t.Fatalf("munmap-stall %+v", f)
+	}
+	if r.Steps.BreakdownNS.OS != 2*ms {
+		t.Errorf("os bucket %d", r.Steps.BreakdownNS.OS)
+	}
+	tl.Observed.OSCalls = false
+	tl.Source.Format = "chrome-trace"
+	if why := notObservable(run(t, tl), "munmap-stall"); !strings.Contains(why, "nsys") {
+		t.Errorf("not observable reason %q", why)
+	}
+}
+
+func TestLaunchBound(t *testing.T) {
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	for i := range 3 {
+		t0 := int64(i) * 10 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		// 200 kernels of 5 µs, each launch taking 20 µs of host time.
+		for k := range 200 {
+			c := t0 + int64(k)*20*us
+			b.Launch(h, s, "tiny", c, c+20*us, c+20*us, c+25*us)
+		}
+	}
+	r := run(t, b.Build(t))
+	f := finding(r, "launch-bound")
+	// 199 gaps of 15 µs in each 10 ms step: 29.85 %, a warning (10 % / 30 %).
+	if f == nil || f.Severity != analyze.SeverityWarning {
+		t.Fatalf("launch-bound %+v", f)
+	}
+	if f.Detail["kernels_per_step"] != 200 {
+		t.Errorf("detail %+v", f.Detail)
+	}
+	if f.WastedNS != 199*15*us {
+		t.Errorf("wasted %d", f.WastedNS)
+	}
+}

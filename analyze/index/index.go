@@ -1,0 +1,319 @@
+// Package index computes, once per run, what every analyzer needs: the
+// main thread, the steps and the steady state, the GPU busy intervals of the
+// devices the main process uses, the main thread's copy, sync, OS and
+// data-loading intervals, and the "two-clock" split of each step into
+// compute, copy, sync, os, data and other time (design.md).
+//
+// Cost: O(n log n) in the number of events (sorting the interval lists);
+// per-step queries are binary searches.
+package index
+
+import (
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Analyzer computes the *Index. It reports nothing.
+var Analyzer = &analyze.Analyzer{
+	ID:    "index",
+	Title: "shared indexes",
+	Doc: `index finds the main thread, the steps and steady state, and builds the
+busy-interval sets and per-step two-clock split that the detectors share.
+Cost: O(n log n) in events.`,
+	Run: func(p *analyze.Pass) (any, error) { return New(p.Timeline, p.Config), nil },
+}
+
+// Bucket is one class of the two-clock split.
+type Bucket int
+
+// Buckets in priority order: a nanosecond belongs to the first that holds.
+const (
+	Compute Bucket = iota // a kernel runs
+	Copy                  // a copy runs on the GPU, or the main thread is in a copy call
+	Sync                  // the main thread is in a synchronising call
+	OS                    // the main thread is in an OS memory call (munmap, madvise, ...)
+	Data                  // the main thread is inside a data-loading range
+	Other                 // anything else
+	NumBuckets
+)
+
+var bucketNames = [NumBuckets]string{"compute", "copy", "sync", "os", "data", "other"}
+
+func (b Bucket) String() string { return bucketNames[b] }
+
+// Breakdown is time per bucket, in nanoseconds.
+type Breakdown [NumBuckets]int64
+
+// Total is the sum over buckets.
+func (b Breakdown) Total() int64 {
+	var t int64
+	for _, v := range b {
+		t += v
+	}
+	return t
+}
+
+// Step is one training step [Start, End).
+type Step struct {
+	Start, End int64
+	// Name is the range that defines the step ("ProfilerStep#12", "get
+	// batch") or "" for a whole-window step.
+	Name string
+	// Startup marks the first step when it is excluded as start-up.
+	Startup   bool
+	Breakdown Breakdown
+}
+
+// Dur is the step's length in nanoseconds.
+func (s Step) Dur() int64 { return s.End - s.Start }
+
+// Index is the shared result.
+type Index struct {
+	TL *timeline.Timeline
+	// Main is the main thread's track when HasMain; a trace without host
+	// CUDA calls or ranges has none.
+	Main    timeline.TrackID
+	HasMain bool
+	// Devices are the GPUs the main process launches work on (all GPUs
+	// when no launch can be linked).
+	Devices map[int64]bool
+
+	// Steps are all steps found, in time order; Steady excludes start-up.
+	Steps  []Step
+	Steady []Step
+	// Startup is the excluded start-up step, if any.
+	Startup *Step
+	// Source says how steps were found: "step-range", "ProfilerStep",
+	// "repeated range \"get batch\"" or "window".
+	Source string
+	// SteadyNS is the summed length of the steady steps.
+	SteadyNS int64
+	// SteadySet is the union of the steady steps' windows.
+	SteadySet ivl.Set
+
+	// Kernels, Copies and Work are busy sets on Devices: kernels, GPU
+	// copies, and all GPU work (kernels, copies, memsets).
+	Kernels, Copies, Work ivl.Set
+	// MainCopyCalls, MainSyncCalls, MainOSCalls and MainData are the main
+	// thread's copy calls, synchronising calls, OS memory calls and
+	// data-loading ranges.
+	MainCopyCalls, MainSyncCalls, MainOSCalls, MainData ivl.Set
+	// Buckets are the disjoint sets of the two-clock split, over the whole
+	// trace except Other, which is within the steady steps only.
+	Buckets [NumBuckets]ivl.Set
+}
+
+// New builds the index of tl.
+func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
+	ix := &Index{TL: tl}
+	ix.findSteps(cfg)
+	ix.findDevices()
+	ix.buildSets(cfg)
+	ix.split()
+	return ix
+}
+
+// SteadyCovered is the length of s inside the steady steps.
+func (ix *Index) SteadyCovered(s ivl.Set) int64 { return s.Intersect(ix.SteadySet).Len() }
+
+// InSteady reports whether instant t lies in a steady step.
+func (ix *Index) InSteady(t int64) bool { return ix.SteadySet.Contains(t) }
+
+// PerStep turns a total over the steady steps into the per-step figure and
+// the share of the steady window.
+func (ix *Index) PerStep(total int64) (perStep int64, share float64) {
+	if n := len(ix.Steady); n > 0 {
+		perStep = total / int64(n)
+	}
+	if ix.SteadyNS > 0 {
+		share = float64(total) / float64(ix.SteadyNS)
+	}
+	return perStep, share
+}
+
+// MeanBreakdown is the mean split of a steady step.
+func (ix *Index) MeanBreakdown() Breakdown {
+	var b Breakdown
+	if len(ix.Steady) == 0 {
+		return b
+	}
+	for _, s := range ix.Steady {
+		for k := range b {
+			b[k] += s.Breakdown[k]
+		}
+	}
+	for k := range b {
+		b[k] /= int64(len(ix.Steady))
+	}
+	return b
+}
+
+// MedianStepNS is the median steady step length.
+func (ix *Index) MedianStepNS() int64 {
+	d := make([]int64, len(ix.Steady))
+	for i, s := range ix.Steady {
+		d[i] = s.Dur()
+	}
+	return median(d)
+}
+
+// Label is the report name of a track.
+func (ix *Index) Label(t timeline.TrackID) string { return ix.TL.Tracks[t].Label() }
+
+// IsMain reports whether track t is the main thread.
+func (ix *Index) IsMain(t timeline.TrackID) bool { return ix.HasMain && t == ix.Main }
+
+// OnDevices reports whether event e runs on one of the analysed devices.
+func (ix *Index) OnDevices(e *timeline.Event) bool {
+	return ix.Devices[ix.TL.Tracks[e.Track].Device]
+}
+
+// findDevices collects the GPUs that the main thread's process launches
+// work on.
+func (ix *Index) findDevices() {
+	tl := ix.TL
+	ix.Devices = map[int64]bool{}
+	if ix.HasMain {
+		pid := tl.Tracks[ix.Main].PID
+		for i := range tl.Events {
+			e := &tl.Events[i]
+			if e.Kind.IsGPUWork() && e.Link >= 0 && tl.TrackOf(e.Link).PID == pid {
+				ix.Devices[tl.Tracks[e.Track].Device] = true
+			}
+		}
+	}
+	if len(ix.Devices) == 0 {
+		for _, t := range tl.Tracks {
+			if t.Kind == timeline.TrackGPU {
+				ix.Devices[t.Device] = true
+			}
+		}
+	}
+}
+
+// buildSets builds the busy sets and the main thread's interval sets.
+func (ix *Index) buildSets(cfg *analyze.Config) {
+	tl := ix.TL
+	var k, c, w, cc, sc, oc, dr []ivl.Interval
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		iv := ivl.Interval{Start: e.Start, End: e.End}
+		if e.Kind.IsGPUWork() {
+			if !ix.OnDevices(e) {
+				continue
+			}
+			w = append(w, iv)
+			switch e.Kind {
+			case timeline.KindKernel:
+				k = append(k, iv)
+			case timeline.KindMemcpy:
+				c = append(c, iv)
+			}
+			continue
+		}
+		if !ix.IsMain(e.Track) {
+			continue
+		}
+		switch e.Kind {
+		case timeline.KindAPI:
+			switch {
+			case e.API.IsCopy():
+				cc = append(cc, iv)
+			case e.API == timeline.APISync:
+				sc = append(sc, iv)
+			}
+		case timeline.KindOS:
+			if IsMemoryOSCall(tl.Name(e.Name)) {
+				oc = append(oc, iv)
+			}
+		case timeline.KindRange:
+			if IsDataRange(tl, e, cfg) {
+				dr = append(dr, iv)
+			}
+		}
+	}
+	ix.Kernels, ix.Copies, ix.Work = ivl.Union(k), ivl.Union(c), ivl.Union(w)
+	ix.MainCopyCalls, ix.MainSyncCalls = ivl.Union(cc), ivl.Union(sc)
+	ix.MainOSCalls, ix.MainData = ivl.Union(oc), ivl.Union(dr)
+}
+
+// split computes the disjoint bucket sets and each step's breakdown.
+func (ix *Index) split() {
+	b := &ix.Buckets
+	b[Compute] = ix.Kernels
+	taken := ix.Kernels
+	next := func(s ivl.Set) ivl.Set {
+		out := s.Subtract(taken)
+		taken = union(taken, out)
+		return out
+	}
+	b[Copy] = next(union(ix.Copies, ix.MainCopyCalls))
+	b[Sync] = next(ix.MainSyncCalls)
+	b[OS] = next(ix.MainOSCalls)
+	b[Data] = next(ix.MainData)
+	b[Other] = ix.SteadySet.Subtract(taken)
+	fill := func(s *Step) {
+		rest := s.Dur()
+		for k := Compute; k < Other; k++ {
+			s.Breakdown[k] = b[k].Covered(s.Start, s.End)
+			rest -= s.Breakdown[k]
+		}
+		s.Breakdown[Other] = rest
+	}
+	for i := range ix.Steps {
+		fill(&ix.Steps[i])
+	}
+	for i := range ix.Steady {
+		fill(&ix.Steady[i])
+	}
+	if ix.Startup != nil {
+		fill(ix.Startup)
+	}
+}
+
+func union(a, b ivl.Set) ivl.Set {
+	all := make([]ivl.Interval, 0, len(a)+len(b))
+	all = append(append(all, a...), b...)
+	return ivl.Union(all)
+}
+
+// HostCopy reports whether e is a copy between host and device.
+func HostCopy(e *timeline.Event) bool {
+	return e.Kind == timeline.KindMemcpy && (e.Copy == timeline.CopyHtoD || e.Copy == timeline.CopyDtoH)
+}
+
+// PageableSide reports whether a host copy's host memory is pageable.
+func PageableSide(e *timeline.Event) bool {
+	return (e.Copy == timeline.CopyHtoD && e.Src == timeline.MemPageable) ||
+		(e.Copy == timeline.CopyDtoH && e.Dst == timeline.MemPageable)
+}
+
+// PinnedSide reports whether a host copy's host memory is pinned.
+func PinnedSide(e *timeline.Event) bool {
+	return (e.Copy == timeline.CopyHtoD && e.Src == timeline.MemPinned) ||
+		(e.Copy == timeline.CopyDtoH && e.Dst == timeline.MemPinned)
+}
+
+// PinnedRefMinBytes is the smallest pinned copy whose bandwidth can serve
+// as the reference (1 MiB: smaller copies are latency-bound).
+const PinnedRefMinBytes = 1 << 20
+
+// PinnedReference is the bandwidth, in GB/s, that pinned copies reach: the
+// trace's best pinned host copy of 1 MiB or more, else fallback (the
+// --pinned-gbps setting). fromTrace says which.
+func (ix *Index) PinnedReference(fallback float64) (gbps float64, fromTrace bool) {
+	tl := ix.TL
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if HostCopy(e) && PinnedSide(e) && e.Bytes >= PinnedRefMinBytes && e.Dur() > 0 {
+			if bw := float64(e.Bytes) / float64(e.Dur()); bw > gbps {
+				gbps, fromTrace = bw, true
+			}
+		}
+	}
+	if !fromTrace {
+		gbps = fallback
+	}
+	return gbps, fromTrace
+}

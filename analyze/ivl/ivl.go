@@ -1,0 +1,150 @@
+// Package ivl is interval arithmetic on the nanosecond clock: unions,
+// intersections, differences and coverage queries over sorted, disjoint
+// interval sets. Every operation is a linear merge or a binary search, so
+// analyzers built on it run in O(n log n) overall.
+package ivl
+
+import (
+	"cmp"
+	"slices"
+	"sort"
+)
+
+// Interval is the half-open time range [Start, End) in nanoseconds.
+type Interval struct{ Start, End int64 }
+
+// Len is the interval's length in nanoseconds (0 when empty or inverted).
+func (iv Interval) Len() int64 {
+	if iv.End > iv.Start {
+		return iv.End - iv.Start
+	}
+	return 0
+}
+
+// Set is a sorted list of disjoint, non-touching, non-empty intervals.
+type Set []Interval
+
+// Union sorts ivs in place and merges overlapping or touching intervals
+// into a Set. Empty intervals are dropped. Cost: O(n log n).
+func Union(ivs []Interval) Set {
+	slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	out := ivs[:0]
+	for _, iv := range ivs {
+		if iv.End <= iv.Start {
+			continue
+		}
+		if n := len(out); n > 0 && iv.Start <= out[n-1].End {
+			if iv.End > out[n-1].End {
+				out[n-1].End = iv.End
+			}
+			continue
+		}
+		out = append(out, iv)
+	}
+	return Set(out)
+}
+
+// Len is the total length of the set in nanoseconds.
+func (s Set) Len() int64 {
+	var n int64
+	for _, iv := range s {
+		n += iv.End - iv.Start
+	}
+	return n
+}
+
+// Bounds returns the first start and the last end (0, 0 for an empty set).
+func (s Set) Bounds() (int64, int64) {
+	if len(s) == 0 {
+		return 0, 0
+	}
+	return s[0].Start, s[len(s)-1].End
+}
+
+// Intersect returns s ∩ o. Cost: O(len(s) + len(o)).
+func (s Set) Intersect(o Set) Set {
+	var out Set
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		a, b := s[i], o[j]
+		lo, hi := max(a.Start, b.Start), min(a.End, b.End)
+		if lo < hi {
+			out = append(out, Interval{lo, hi})
+		}
+		if a.End < b.End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}
+
+// Subtract returns s \ o. Cost: O(len(s) + len(o)).
+func (s Set) Subtract(o Set) Set {
+	var out Set
+	j := 0
+	for _, a := range s {
+		cur := a.Start
+		for j < len(o) && o[j].End <= cur {
+			j++
+		}
+		k := j
+		for k < len(o) && o[k].Start < a.End {
+			if o[k].Start > cur {
+				out = append(out, Interval{cur, o[k].Start})
+			}
+			if o[k].End > cur {
+				cur = o[k].End
+			}
+			k++
+		}
+		if cur < a.End {
+			out = append(out, Interval{cur, a.End})
+		}
+	}
+	return out
+}
+
+// Clip returns s ∩ [lo, hi). Cost: O(log n + k) for k intervals kept.
+func (s Set) Clip(lo, hi int64) Set {
+	var out Set
+	for i := s.first(lo); i < len(s) && s[i].Start < hi; i++ {
+		a, b := max(s[i].Start, lo), min(s[i].End, hi)
+		if a < b {
+			out = append(out, Interval{a, b})
+		}
+	}
+	return out
+}
+
+// Covered is the length of s ∩ [lo, hi) in nanoseconds. Cost: O(log n + k).
+func (s Set) Covered(lo, hi int64) int64 {
+	var n int64
+	for i := s.first(lo); i < len(s) && s[i].Start < hi; i++ {
+		a, b := max(s[i].Start, lo), min(s[i].End, hi)
+		if a < b {
+			n += b - a
+		}
+	}
+	return n
+}
+
+// Contains reports whether instant t lies in s.
+func (s Set) Contains(t int64) bool {
+	i := s.first(t)
+	return i < len(s) && s[i].Start <= t && t < s[i].End
+}
+
+// Gaps returns [lo, hi) \ s: the holes of s inside the window.
+func (s Set) Gaps(lo, hi int64) Set {
+	if hi <= lo {
+		return nil
+	}
+	return Set{{lo, hi}}.Subtract(s.Clip(lo, hi))
+}
+
+// first is the index of the first interval that ends after t.
+func (s Set) first(t int64) int {
+	return sort.Search(len(s), func(i int) bool { return s[i].End > t })
+}

@@ -1,0 +1,97 @@
+package ivl
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// bitmap is the obviously correct oracle: one bool per nanosecond.
+func bitmap(s []Interval, n int) []bool {
+	b := make([]bool, n)
+	for _, iv := range s {
+		for t := iv.Start; t < iv.End; t++ {
+			if t >= 0 && t < int64(n) {
+				b[t] = true
+			}
+		}
+	}
+	return b
+}
+
+func count(b []bool) (n int64) {
+	for _, x := range b {
+		if x {
+			n++
+		}
+	}
+	return
+}
+
+func randomSet(r *rand.Rand, n, span int) []Interval {
+	var out []Interval
+	for range n {
+		a := r.IntN(span)
+		out = append(out, Interval{int64(a), int64(a + r.IntN(20))})
+	}
+	return out
+}
+
+func TestAgainstBitmapOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	const span = 200
+	for trial := range 500 {
+		ra, rb := randomSet(r, r.IntN(12), span), randomSet(r, r.IntN(12), span)
+		ba, bb := bitmap(ra, span+40), bitmap(rb, span+40)
+		a, b := Union(append([]Interval(nil), ra...)), Union(append([]Interval(nil), rb...))
+		for i := 1; i < len(a); i++ {
+			if a[i].Start <= a[i-1].End {
+				t.Fatalf("trial %d: union not disjoint: %v", trial, a)
+			}
+		}
+		if a.Len() != count(ba) {
+			t.Fatalf("trial %d: len %d want %d", trial, a.Len(), count(ba))
+		}
+		and, diff := make([]bool, len(ba)), make([]bool, len(ba))
+		for i := range ba {
+			and[i], diff[i] = ba[i] && bb[i], ba[i] && !bb[i]
+		}
+		if got := a.Intersect(b).Len(); got != count(and) {
+			t.Fatalf("trial %d: intersect %d want %d", trial, got, count(and))
+		}
+		if got := a.Subtract(b).Len(); got != count(diff) {
+			t.Fatalf("trial %d: subtract %d want %d (%v - %v = %v)", trial, got, count(diff), a, b, a.Subtract(b))
+		}
+		lo, hi := int64(r.IntN(span)), int64(r.IntN(span))
+		var want int64
+		for t := lo; t < hi; t++ {
+			if ba[t] {
+				want++
+			}
+		}
+		if got := a.Covered(lo, hi); got != want {
+			t.Fatalf("trial %d: covered(%d,%d) %d want %d", trial, lo, hi, got, want)
+		}
+		if got := a.Clip(lo, hi).Len(); got != want {
+			t.Fatalf("trial %d: clip %d want %d", trial, got, want)
+		}
+		if hi > lo {
+			if got := a.Gaps(lo, hi).Len(); got != (hi-lo)-want {
+				t.Fatalf("trial %d: gaps %d want %d", trial, got, (hi-lo)-want)
+			}
+		}
+		if lo < int64(len(ba)) && a.Contains(lo) != ba[lo] {
+			t.Fatalf("trial %d: contains(%d)", trial, lo)
+		}
+	}
+}
+
+func TestUnionMergesTouching(t *testing.T) {
+	s := Union([]Interval{{5, 10}, {0, 5}, {20, 20}, {12, 15}})
+	want := Set{{0, 10}, {12, 15}}
+	if len(s) != len(want) || s[0] != want[0] || s[1] != want[1] {
+		t.Fatalf("got %v want %v", s, want)
+	}
+	if lo, hi := s.Bounds(); lo != 0 || hi != 15 {
+		t.Fatalf("bounds %d %d", lo, hi)
+	}
+}

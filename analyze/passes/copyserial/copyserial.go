@@ -1,0 +1,139 @@
+// Package copyserial defines the copy-compute-serial analyzer: host copies
+// that never overlap a kernel, because they share the compute stream or
+// synchronisation serialises them.
+package copyserial
+
+import (
+	"fmt"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// OverlapTolerance: copies count as serialised when kernels overlap less
+// than this share of their GPU time in the steady state.
+const OverlapTolerance = 0.05
+
+// Analyzer is copy-compute-serial.
+var Analyzer = &analyze.Analyzer{
+	ID:    "copy-compute-serial",
+	Title: "host copies serialised with compute",
+	Doc: `copy-compute-serial finds host-to-device and device-to-host copies that no
+kernel overlaps anywhere in the steady state (under 5 % of their GPU time),
+because they run on the same stream as the kernels or synchronisation
+serialises them. Copy engines run beside the SMs: a copy on a side stream
+from pinned memory, issued one step ahead (double buffering), costs no step
+time.
+Wasted time: copy GPU time with no kernel running. Cost: O(n log n).`,
+	Requires:   []*analyze.Analyzer{index.Analyzer},
+	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
+	VerifyWith: []string{"pinned-copy-stream"},
+	Observable: func(p *analyze.Pass) (bool, string) {
+		ix := p.ResultOf[index.Analyzer].(*index.Index)
+		if len(ix.Kernels) == 0 {
+			return false, "the trace has no GPU kernels (capture CUDA activity: nsys --trace=cuda, or ProfilerActivity.CUDA)"
+		}
+		return true, ""
+	},
+	Run: run,
+}
+
+// Result describes the serialised copies for the replay.
+type Result struct {
+	Serial bool
+	// SharedStream says copies and kernels share a stream.
+	SharedStream bool
+}
+
+func run(p *analyze.Pass) (any, error) {
+	ix := p.ResultOf[index.Analyzer].(*index.Index)
+	tl := p.Timeline
+	var copies []ivl.Interval
+	var idx []int32
+	copyStreams := map[timeline.TrackID]bool{}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if !index.HostCopy(e) || !ix.OnDevices(e) || !ix.InSteady(e.Start) || e.Dur() == 0 {
+			continue
+		}
+		copies = append(copies, ivl.Interval{Start: e.Start, End: e.End})
+		idx = append(idx, int32(i))
+		copyStreams[e.Track] = true
+	}
+	res := &Result{}
+	set := ivl.Union(copies).Intersect(ix.SteadySet)
+	copyNS := set.Len()
+	if copyNS == 0 {
+		return res, nil
+	}
+	overlap := set.Intersect(ix.Kernels).Len()
+	if float64(overlap) >= OverlapTolerance*float64(copyNS) {
+		return res, nil
+	}
+	res.Serial = true
+	shared := map[timeline.TrackID]bool{}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Kind == timeline.KindKernel && copyStreams[e.Track] {
+			shared[e.Track] = true
+		}
+	}
+	res.SharedStream = len(shared) > 0
+	wasted := set.Subtract(ix.Kernels)
+	total := wasted.Len()
+	var cands []analyze.Candidate
+	for _, i := range idx {
+		e := &tl.Events[i]
+		w := wasted.Covered(e.Start, e.End)
+		why := "serialised by synchronisation"
+		if shared[e.Track] {
+			why = "on the kernels' stream"
+		}
+		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track),
+			What: fmt.Sprintf("%s copy of %s (%s), %s, %s with no kernel running", e.Copy, units.Bytes(e.Bytes), units.Dur(e.Dur()), why, units.Dur(w))}})
+	}
+	per, share := ix.PerStep(total)
+	how := "they run on the same stream as the kernels"
+	if !res.SharedStream {
+		how = "synchronisation orders them between kernels"
+	}
+	f := analyze.Finding{
+		Title: fmt.Sprintf("copies never overlap compute: %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		WastedNS: per,
+		Share:    share,
+		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail:   map[string]float64{"overlap_share": float64(overlap) / float64(copyNS), "shared_stream": b2f(res.SharedStream)},
+		Fix: "No kernel overlaps any host copy in the steady state: " + how + ". Copy the next batch on a side stream " +
+			"from pinned memory while the current step computes (double buffering), and make the compute stream wait " +
+			"for the copy with an event instead of a host synchronisation.",
+		Code: `copy_stream = torch.cuda.Stream()
+
+def to_gpu(batch):                      # batch from a DataLoader(pin_memory=True)
+    with torch.cuda.stream(copy_stream):
+        return [t.to("cuda", non_blocking=True) for t in batch]
+
+it = iter(loader)
+next_batch = to_gpu(next(it))
+for step in range(steps):
+    torch.cuda.current_stream().wait_stream(copy_stream)
+    x, y = next_batch
+    for t in (x, y):
+        t.record_stream(torch.cuda.current_stream())
+    next_batch = to_gpu(next(it))       # overlaps with the compute below
+    loss = loss_fn(model(x), y)
+    loss.backward(); opt.step(); opt.zero_grad()`,
+	}
+	p.Report(f)
+	return res, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,123 @@
+// Package launchbound defines the launch-bound analyzer: many short
+// kernels, each launched by its own API call, with the GPU idle between
+// them while the host launches.
+package launchbound
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Thresholds of design.md.
+const (
+	MinKernelsPerStep = 100
+	MaxMedianNS       = 20_000
+	// MaxLaunchLagNS: a gap counts only when the next kernel's launch call
+	// began within this long after the GPU ran dry (the host was busy
+	// dispatching and launching, not away doing something else).
+	MaxLaunchLagNS = 100_000
+)
+
+// Analyzer is launch-bound.
+var Analyzer = &analyze.Analyzer{
+	ID:    "launch-bound",
+	Title: "launch-bound: many short kernels, the GPU waits for launches",
+	Doc: `launch-bound applies when steady steps run at least 100 kernels each with a
+median kernel time under 20 µs, each launched by its own API call (kernels
+replayed from CUDA graphs do not count). It counts the idle time between
+consecutive such kernels when the next kernel's launch call had not returned
+before the previous kernel ended and began no more than 100 µs after it: the
+GPU outran a host that was busy dispatching and launching.
+Wasted time: that idle time, where no other cause (copy, sync, OS, data)
+claims it. Cost: O(n log n).`,
+	Requires: []*analyze.Analyzer{index.Analyzer},
+	Bands:    &analyze.Bands{Warning: 0.10, Error: 0.30},
+	Observable: func(p *analyze.Pass) (bool, string) {
+		ix := p.ResultOf[index.Analyzer].(*index.Index)
+		if !p.Timeline.Observed.APICalls {
+			return false, "the trace has no host CUDA API calls, so launches cannot be linked to kernels"
+		}
+		if len(ix.Kernels) == 0 {
+			return false, "the trace has no GPU kernels"
+		}
+		return true, ""
+	},
+	Run: run,
+}
+
+func run(p *analyze.Pass) (any, error) {
+	ix := p.ResultOf[index.Analyzer].(*index.Index)
+	tl := p.Timeline
+	var ks []int32
+	var durs []int64
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Kind != timeline.KindKernel || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+			continue
+		}
+		if e.Has(timeline.FlagGraph) || e.Link < 0 || tl.Events[e.Link].API != timeline.APILaunch {
+			continue
+		}
+		ks = append(ks, int32(i))
+		durs = append(durs, e.Dur())
+	}
+	steps := max(len(ix.Steady), 1)
+	if len(ks)/steps < MinKernelsPerStep {
+		return nil, nil
+	}
+	slices.Sort(durs)
+	med := durs[(len(durs)-1)/2]
+	if med >= MaxMedianNS {
+		return nil, nil
+	}
+	other := ix.Buckets[index.Other]
+	var total int64
+	var gaps int
+	var cands []analyze.Candidate
+	prevEnd := tl.Events[ks[0]].End
+	for _, i := range ks[1:] {
+		e := &tl.Events[i]
+		launch := &tl.Events[e.Link]
+		if e.Start > prevEnd && launch.End > prevEnd && launch.Start-prevEnd <= MaxLaunchLagNS {
+			w := other.Covered(prevEnd, e.Start)
+			if w > 0 {
+				total += w
+				gaps++
+				cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+					StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track),
+					What: fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-prevEnd), clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))}})
+			}
+		}
+		prevEnd = max(prevEnd, e.End)
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	per, share := ix.PerStep(total)
+	p.Report(analyze.Finding{
+		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step",
+			len(ks)/steps, units.Dur(med), units.Pct(share)),
+		WastedNS: per,
+		Share:    share,
+		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail:   map[string]float64{"kernels_per_step": float64(len(ks) / steps), "median_kernel_ns": float64(med), "launch_gaps": float64(gaps)},
+		Fix: "The kernels are shorter than it takes the host to launch them, so the GPU drains its queue and waits. " +
+			"Capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse small " +
+			"operations (torch.compile), or give each kernel more work (larger batches).",
+		Code: `model = torch.compile(model, mode="reduce-overhead")   # fuses ops and replays the step as a CUDA graph`,
+	})
+	return nil, nil
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

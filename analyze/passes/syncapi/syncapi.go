@@ -1,0 +1,127 @@
+// Package syncapi defines the sync-api analyzer: host synchronisation that
+// drains the GPU queue, so the GPU idles while the host launches again.
+package syncapi
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// SmallReadback is the size under which a blocking device-to-host copy is
+// a value read back (.item(), .cpu() of a scalar) rather than a transfer.
+const SmallReadback = 64 << 10
+
+// Analyzer is sync-api.
+var Analyzer = &analyze.Analyzer{
+	ID:    "sync-api",
+	Title: "host synchronisation drains the GPU queue",
+	Doc: `sync-api finds host synchronisation on the main thread (cudaDeviceSynchronize,
+cudaStreamSynchronize, cudaEventSynchronize, their driver and HIP forms, and
+small blocking device-to-host reads such as .item()) after which the GPU has
+nothing queued: it idles from the call's return until the host has launched
+the next kernel.
+Wasted time: "other"-bucket time from the call's return until the next kernel
+starts (time the host then spends loading data or in OS calls belongs to
+those causes). Cost: O(n log n).`,
+	Requires: []*analyze.Analyzer{index.Analyzer},
+	Bands:    &analyze.Bands{Warning: 0.05, Error: 0.20},
+	Observable: func(p *analyze.Pass) (bool, string) {
+		ix := p.ResultOf[index.Analyzer].(*index.Index)
+		if !p.Timeline.Observed.APICalls || !ix.HasMain {
+			return false, "the trace has no host CUDA API calls (capture them: nsys --trace=cuda, or ProfilerActivity.CPU)"
+		}
+		if len(ix.Kernels) == 0 {
+			return false, "the trace has no GPU kernels"
+		}
+		return true, ""
+	},
+	Run: run,
+}
+
+func run(p *analyze.Pass) (any, error) {
+	ix := p.ResultOf[index.Analyzer].(*index.Index)
+	tl := p.Timeline
+	var kernelStarts []int64
+	for _, iv := range ix.Kernels {
+		kernelStarts = append(kernelStarts, iv.Start)
+	}
+	other := ix.Buckets[index.Other]
+	var total int64
+	var n int
+	names := map[string]int{}
+	var cands []analyze.Candidate
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if e.Kind != timeline.KindAPI || !ix.InSteady(e.End) || !drains(tl, e) {
+			continue
+		}
+		if ix.Kernels.Contains(e.End) {
+			continue // kernels still queued: the GPU does not idle
+		}
+		k := sort.Search(len(kernelStarts), func(j int) bool { return kernelStarts[j] >= e.End })
+		if k == len(kernelStarts) {
+			continue
+		}
+		next := kernelStarts[k]
+		w := other.Covered(e.End, next)
+		if w == 0 {
+			continue
+		}
+		total += w
+		n++
+		name := timeline.BaseAPIName(tl.Name(e.Name))
+		names[name]++
+		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+			StartNS: e.Start, EndNS: next, Track: ix.Label(e.Track),
+			What: fmt.Sprintf("%s returns, then the GPU idles %s until the next kernel (%s of it host launch work)",
+				name, units.Dur(next-e.End), units.Dur(w))}})
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	per, share := ix.PerStep(total)
+	top, topN := "", 0
+	for name, c := range names {
+		if c > topN || (c == topN && name < top) {
+			top, topN = name, c
+		}
+	}
+	p.Report(analyze.Finding{
+		Title: fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
+			n, units.Pct(share), units.Dur(per), top),
+		WastedNS: per,
+		Share:    share,
+		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail:   map[string]float64{"drains": float64(n)},
+		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
+			"and the GPU idles until the host has launched the next kernel. Remove per-step synchronisation: torch.cuda.synchronize() " +
+			"outside timing code, loss.item() / .cpu() / print(tensor) every step, and implicit syncs (torch.nonzero, boolean masks). " +
+			"Read metrics every N steps or accumulate them on the GPU.",
+		Code: `running = torch.zeros((), device="cuda")
+for step, (x, y) in enumerate(loader):
+    loss = train_step(x, y)
+    running += loss.detach()            # no host sync
+    if step % 100 == 0:
+        print(running.item() / 100)     # one sync per 100 steps
+        running.zero_()`,
+	})
+	return nil, nil
+}
+
+// drains reports whether API call e waits for the GPU: a sync call or a
+// small blocking device-to-host read.
+func drains(tl *timeline.Timeline, e *timeline.Event) bool {
+	if e.API == timeline.APISync {
+		return true
+	}
+	if e.API.IsCopy() && e.Link >= 0 {
+		c := &tl.Events[e.Link]
+		return c.Copy == timeline.CopyDtoH && c.Bytes <= SmallReadback
+	}
+	return false
+}

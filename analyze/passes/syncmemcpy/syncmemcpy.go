@@ -1,0 +1,169 @@
+// Package syncmemcpy defines the sync-memcpy analyzer: copies from or to
+// pageable host memory, or made by blocking calls, that hold up the host
+// while the GPU computes nothing.
+package syncmemcpy
+
+import (
+	"fmt"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// MinBytes: smaller copies are latency-bound and not reported.
+const MinBytes = 64 << 10
+
+// Analyzer is sync-memcpy.
+var Analyzer = &analyze.Analyzer{
+	ID:    "sync-memcpy",
+	Title: "synchronous or pageable host copies",
+	Doc: `sync-memcpy finds copies over 64 KiB whose host side is pageable, or that a
+blocking call (cudaMemcpy, cuMemcpyHtoD, hipMemcpy) made. A pageable copy is
+staged by the driver through a pinned bounce buffer: the host blocks and the
+copy runs at a fraction of the pinned bandwidth. Achieved bandwidth is
+compared with the trace's best pinned copy of 1 MiB or more (else
+--pinned-gbps, default 25 GB/s).
+Wasted time: time inside those copy calls, or those copies' GPU time, while no
+kernel runs. Cost: O(n log n).`,
+	Requires:   []*analyze.Analyzer{index.Analyzer},
+	Bands:      &analyze.Bands{Warning: 0.02, Error: 0.10},
+	VerifyWith: []string{"pinned"},
+	Observable: func(p *analyze.Pass) (bool, string) {
+		tl := p.Timeline
+		if !tl.Observed.GPU {
+			return false, "the trace has no GPU activity (capture CUDA activity: nsys --trace=cuda, or ProfilerActivity.CUDA)"
+		}
+		if !tl.Observed.MemoryKinds {
+			for i := range tl.Events {
+				if index.HostCopy(&tl.Events[i]) {
+					return false, "the trace does not say whether host memory is pageable or pinned (ROCm names copies \"Host -> Device\")"
+				}
+			}
+		}
+		return true, ""
+	},
+	Run: run,
+}
+
+// Result summarises the flagged copies for the replay.
+type Result struct {
+	// Copies are the indices of the flagged copy events in steady steps.
+	Copies []int32
+	// BytesPerStep is their mean bytes per steady step.
+	BytesPerStep int64
+	// AchievedGBps is their bytes over their GPU time; PinnedGBps is the
+	// reference.
+	AchievedGBps, PinnedGBps float64
+}
+
+func run(p *analyze.Pass) (any, error) {
+	ix := p.ResultOf[index.Analyzer].(*index.Index)
+	tl := p.Timeline
+	res := &Result{}
+	var spans []ivl.Interval
+	var bytes, gpuNS int64
+	var pageable, blocking, dtoh int
+	type flagged struct {
+		i        int32
+		lo, hi   int64
+		pageable bool
+	}
+	var list []flagged
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Kind != timeline.KindMemcpy || e.Bytes <= MinBytes || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+			continue
+		}
+		pg := index.HostCopy(e) && index.PageableSide(e)
+		blk := e.Link >= 0 && tl.Events[e.Link].API == timeline.APIMemcpy
+		if !pg && !blk {
+			continue
+		}
+		lo, hi := e.Start, e.End
+		if e.Link >= 0 {
+			c := &tl.Events[e.Link]
+			lo, hi = min(lo, c.Start), max(hi, c.End)
+			spans = append(spans, ivl.Interval{Start: c.Start, End: c.End})
+		}
+		spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
+		res.Copies = append(res.Copies, int32(i))
+		list = append(list, flagged{int32(i), lo, hi, pg})
+		bytes += e.Bytes
+		gpuNS += e.Dur()
+		if pg {
+			pageable++
+		} else {
+			blocking++
+		}
+		if e.Copy == timeline.CopyDtoH {
+			dtoh++
+		}
+	}
+	if len(list) == 0 {
+		return res, nil
+	}
+	wasted := ivl.Union(spans).Subtract(ix.Kernels).Intersect(ix.SteadySet)
+	total := wasted.Len()
+	if total == 0 {
+		return res, nil
+	}
+	ref, fromTrace := ix.PinnedReference(p.Config.PinnedGBps)
+	res.PinnedGBps = ref
+	if gpuNS > 0 {
+		res.AchievedGBps = float64(bytes) / float64(gpuNS)
+	}
+	res.BytesPerStep = bytes / int64(max(len(ix.Steady), 1))
+	var cands []analyze.Candidate
+	for _, c := range list {
+		e := &tl.Events[c.i]
+		w := wasted.Covered(c.lo, c.hi)
+		kind := "blocking"
+		if c.pageable {
+			kind = "pageable"
+		}
+		what := fmt.Sprintf("%s %s copy of %s at %s GB/s (pinned reaches %.0f GB/s); %s with no kernel running",
+			kind, e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()), ref, units.Dur(w))
+		if e.Link >= 0 {
+			c := &tl.Events[e.Link]
+			what += fmt.Sprintf("; the host waits in %s for %s", tl.Name(c.Name), units.Dur(c.Dur()))
+		}
+		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track), What: what}})
+	}
+	per, share := ix.PerStep(total)
+	refText := fmt.Sprintf("%.0f GB/s, the trace's best pinned copy", ref)
+	if !fromTrace {
+		refText = fmt.Sprintf("%.0f GB/s (--pinned-gbps)", ref)
+	}
+	pinnedNS := int64(float64(res.BytesPerStep) / ref)
+	f := analyze.Finding{
+		Title: fmt.Sprintf("%d pageable/blocking copies: %s of each step copying with no kernel running (%s per step)",
+			len(list), units.Pct(share), units.Dur(per)),
+		WastedNS: per,
+		Share:    share,
+		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail: map[string]float64{"achieved_gbps": res.AchievedGBps, "pinned_gbps": ref, "bytes_per_step": float64(res.BytesPerStep),
+			"pageable_copies": float64(pageable), "blocking_copies": float64(blocking)},
+	}
+	f.Fix = fmt.Sprintf("These copies move %s per step at %.1f GB/s; from pinned memory they would run near %s (about %s per step) "+
+		"and, with non_blocking=True, let the host carry on. Pin the batches (DataLoader(pin_memory=True) or tensor.pin_memory()) "+
+		"and copy with non_blocking=True.", units.Bytes(res.BytesPerStep), res.AchievedGBps, refText, units.Dur(pinnedNS))
+	f.Code = `loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=True)
+for x, y in loader:
+    x = x.to("cuda", non_blocking=True)   # pinned source: asynchronous DMA at full PCIe bandwidth
+    y = y.to("cuda", non_blocking=True)`
+	if dtoh > len(list)/2 {
+		f.Fix = fmt.Sprintf("Device-to-host copies into pageable memory (.cpu(), .item(), .numpy()) block the host and run at %.1f GB/s. "+
+			"Copy into a pinned buffer with non_blocking=True and read it after an event, or read results back less often.", res.AchievedGBps)
+		f.Code = `host_buf = torch.empty(shape, dtype=dtype, pin_memory=True)   # once
+host_buf.copy_(out, non_blocking=True)
+done = torch.cuda.Event(); done.record()
+...                      # more GPU work
+done.synchronize()       # only when the values are needed`
+	}
+	p.Report(f)
+	return res, nil
+}

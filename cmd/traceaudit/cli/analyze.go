@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/report"
+)
+
+// AnalyzeOptions are the inputs of `traceaudit analyze`.
+type AnalyzeOptions struct {
+	IO     *IO
+	Files  []string
+	Format string
+	// FailOn is the severity at or above which the run exits 1 (none: never).
+	FailOn analyze.Severity
+	Config *analyze.Config
+	// Args are the command line, quoted in report.md.
+	Args []string
+}
+
+// analyzeFlags are the flags shared by analyze and diff.
+type analyzeFlags struct {
+	format, failOn, dataRange, stepRange string
+	minGap                               time.Duration
+	pinnedGBps                           float64
+	bands                                []string
+}
+
+func (f *analyzeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "text", "output format: text, markdown or json")
+	fl.StringVar(&f.failOn, "fail-on", "", "exit 1 when a finding is at or above this level: info, warning or error")
+	fl.DurationVar(&f.minGap, "min-gap", 100*time.Microsecond, "shortest GPU idle gap gpu-idle lists as evidence")
+	fl.StringVar(&f.dataRange, "data-range", analyze.DefaultDataRange, "regular expression for host ranges that load data")
+	fl.StringVar(&f.stepRange, "step-range", "", "regular expression for host ranges that are training steps (default: ProfilerStep#N, then the earliest repeated range)")
+	fl.Float64Var(&f.pinnedGBps, "pinned-gbps", 25, "pinned-copy bandwidth in GB/s when the trace has no pinned copy of 1 MiB or more")
+	fl.StringArrayVar(&f.bands, "band", nil, "severity bands of an analyzer as ID=WARNING,ERROR shares (e.g. dataloader-wait=0.10,0.30); repeatable")
+}
+
+// config validates the flags and builds the analysis config.
+func (f *analyzeFlags) config() (*analyze.Config, analyze.Severity, error) {
+	cfg := analyze.DefaultConfig()
+	if err := checkFormat(f.format, "text", "markdown", "json"); err != nil {
+		return nil, 0, err
+	}
+	fail := analyze.SeverityNone
+	if f.failOn != "" {
+		s, err := analyze.ParseSeverity(f.failOn)
+		if err != nil {
+			return nil, 0, usagef("--fail-on: %v", err)
+		}
+		fail = s
+	}
+	if f.minGap < 0 {
+		return nil, 0, usagef("--min-gap %s: must not be negative", f.minGap)
+	}
+	cfg.MinGapNS = f.minGap.Nanoseconds()
+	re, err := regexp.Compile(f.dataRange)
+	if err != nil {
+		return nil, 0, usagef("--data-range: %v", err)
+	}
+	cfg.DataRange = re
+	if f.stepRange != "" {
+		re, err := regexp.Compile(f.stepRange)
+		if err != nil {
+			return nil, 0, usagef("--step-range: %v", err)
+		}
+		cfg.StepRange = re
+	}
+	if !(f.pinnedGBps > 0) || f.pinnedGBps > 1e4 {
+		return nil, 0, usagef("--pinned-gbps %v: want a bandwidth in GB/s above 0", f.pinnedGBps)
+	}
+	cfg.PinnedGBps = f.pinnedGBps
+	for _, b := range f.bands {
+		id, bands, err := parseBand(b)
+		if err != nil {
+			return nil, 0, usagef("--band %q: %v", b, err)
+		}
+		cfg.Bands[id] = bands
+	}
+	return cfg, fail, nil
+}
+
+// parseBand parses ID=WARNING,ERROR; shares may be fractions or percents.
+func parseBand(s string) (string, analyze.Bands, error) {
+	id, rest, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", analyze.Bands{}, fmt.Errorf("want ID=WARNING,ERROR")
+	}
+	if suite.ByID(id) == nil {
+		return "", analyze.Bands{}, fmt.Errorf("unknown analyzer %q", id)
+	}
+	ws, es, ok := strings.Cut(rest, ",")
+	if !ok {
+		return "", analyze.Bands{}, fmt.Errorf("want two shares, WARNING,ERROR")
+	}
+	w, err1 := parseShare(ws)
+	e, err2 := parseShare(es)
+	if err1 != nil || err2 != nil || w > e {
+		return "", analyze.Bands{}, fmt.Errorf("want two shares from 0 to 1 (or percents), the warning share not above the error share")
+	}
+	return id, analyze.Bands{Warning: w, Error: e}, nil
+}
+
+func parseShare(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	div := 1.0
+	if t, ok := strings.CutSuffix(s, "%"); ok {
+		s, div = t, 100
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v/div < 0 || v/div > 1 {
+		return 0, fmt.Errorf("bad share %q", s)
+	}
+	return v / div, nil
+}
+
+// NewCmdAnalyze builds `traceaudit analyze`. runF replaces the run function
+// in tests (nil: analyzeRun).
+func NewCmdAnalyze(ios *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
+	opts := &AnalyzeOptions{IO: ios}
+	var fl analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze [flags] FILE...",
+		Short: "Find what starves the GPU: findings per step with evidence and fixes",
+		Long: `analyze reads each trace, finds the training steps, splits each step into
+compute, copy, sync, os, data and other time, and reports the causes of GPU
+starvation ordered by the time they waste per step, each with evidence, the fix
+in plain words and the PyTorch change.
+
+Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("analyze: want at least one trace file (see traceaudit analyze --help)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, fail, err := fl.config()
+			if err != nil {
+				return err
+			}
+			opts.Files, opts.Format, opts.FailOn, opts.Config = args, fl.format, fail, cfg
+			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
+			if runF != nil {
+				return runF(opts)
+			}
+			return analyzeRun(opts)
+		},
+	}
+	fl.register(cmd)
+	return cmd
+}
+
+func analyzeRun(opts *AnalyzeOptions) error {
+	var reports []*audit.Report
+	for _, f := range opts.Files {
+		tl, err := load(opts.IO, f)
+		if err != nil {
+			return err
+		}
+		r, err := audit.Run(tl, opts.Config)
+		if err != nil {
+			return err
+		}
+		reports = append(reports, r)
+	}
+	var buf bytes.Buffer
+	var err error
+	switch opts.Format {
+	case "json":
+		err = report.WriteAnalyzeJSON(&buf, reports)
+	case "markdown":
+		for i, r := range reports {
+			if i > 0 {
+				buf.WriteString("\n---\n\n")
+			}
+			if err = report.WriteAnalyzeMarkdown(&buf, r, report.MarkdownOptions{Command: strings.Join(opts.Args, " ")}); err != nil {
+				break
+			}
+		}
+	default:
+		for i, r := range reports {
+			if i > 0 {
+				buf.WriteString("\n")
+			}
+			if err = report.WriteAnalyzeText(&buf, r); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := opts.IO.Out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	return failIf(opts.FailOn, report.MaxSeverity(reports...), "findings")
+}
+
+// failIf returns a *FailError when got reaches the --fail-on level.
+func failIf(level, got analyze.Severity, what string) error {
+	if level == analyze.SeverityNone || got < level {
+		return nil
+	}
+	return &FailError{Msg: fmt.Sprintf("%s at %s or above (--fail-on %s)", what, got, level)}
+}

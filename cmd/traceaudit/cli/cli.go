@@ -1,0 +1,142 @@
+// Package cli holds traceaudit's cobra commands. Commands only parse flags
+// into an options struct and call a run function; the work lives in the
+// library packages. Errors map to exit codes in one place, Main.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Exit codes (design.md).
+const (
+	ExitOK       = 0
+	ExitFindings = 1
+	ExitError    = 2
+)
+
+// IO is where a command reads and writes.
+type IO struct {
+	Out, Err io.Writer
+	// ErrTTY says whether Err is a terminal (progress is shown only then).
+	ErrTTY bool
+	// Args is the command line after the program name, quoted in reports.
+	Args []string
+}
+
+// usageError is bad usage: a wrong flag value or argument count.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
+
+// FailError means the run worked and found findings at or above --fail-on.
+// Its message is printed on stderr as a last line.
+type FailError struct{ Msg string }
+
+func (e *FailError) Error() string { return e.Msg }
+
+// Main runs the command line and returns the process exit code.
+func Main() int {
+	ios := &IO{Out: os.Stdout, Err: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+	return Run(os.Args[1:], ios)
+}
+
+// Run executes args with ios and returns the exit code.
+func Run(args []string, ios *IO) int {
+	ios.Args = args
+	root := NewRoot(ios)
+	root.SetArgs(args)
+	err := root.Execute()
+	return exitCode(err, ios)
+}
+
+func exitCode(err error, ios *IO) int {
+	if err == nil {
+		return ExitOK
+	}
+	var fail *FailError
+	if errors.As(err, &fail) {
+		if fail.Msg != "" {
+			fmt.Fprintln(ios.Err, "traceaudit: "+fail.Msg)
+		}
+		return ExitFindings
+	}
+	fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(err.Error()))
+	return ExitError
+}
+
+// oneLine keeps an error message on a single line.
+func oneLine(s string) string {
+	out := make([]rune, 0, len(s))
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// NewRoot builds the command tree.
+func NewRoot(ios *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "traceaudit",
+		Short: "Find out why a GPU training job starves, and prove the fix",
+		Long: `traceaudit reads an Nsight Systems SQLite export (nsys export --type sqlite)
+or a PyTorch profiler Chrome trace (.json, .json.gz), names what starves the GPU
+with the time each cause costs per step, and replays the fixes on a GPU.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetOut(ios.Out)
+	root.SetErr(ios.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil))
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with errors that map to exit code 2.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usagef("%s: want %d file argument(s), got %d (see traceaudit %s --help)", cmd.Name(), n, len(args), cmd.Name())
+		}
+		return nil
+	}
+}
+
+// load reads one input file, showing progress on a terminal and passing
+// warnings to stderr.
+func load(ios *IO, path string) (*timeline.Timeline, error) {
+	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
+	defer bar.Done()
+	return ingest.Open(path, ingest.Options{
+		Progress: bar.Update,
+		Warn: func(msg string) {
+			bar.Done()
+			fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
+		},
+	})
+}
+
+// checkFormat validates a --format value.
+func checkFormat(got string, allowed ...string) error {
+	for _, a := range allowed {
+		if got == a {
+			return nil
+		}
+	}
+	return usagef("--format %q: want one of %v", got, allowed)
+}

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceaudit/traceaudit/analyze/stats"
+	"github.com/traceaudit/traceaudit/report"
+)
+
+// StatsOptions are the inputs of `traceaudit stats`.
+type StatsOptions struct {
+	IO     *IO
+	Format string
+	File   string
+}
+
+// NewCmdStats builds `traceaudit stats`. runF replaces the run function in
+// tests (nil: statsRun).
+func NewCmdStats(ios *IO, runF func(*StatsOptions) error) *cobra.Command {
+	opts := &StatsOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "stats [--format text|json] FILE",
+		Short: "Summarise a trace: GPU work, busy time, copies by memory kind, host activity",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format, "text", "json"); err != nil {
+				return err
+			}
+			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return statsRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func statsRun(opts *StatsOptions) error {
+	tl, err := load(opts.IO, opts.File)
+	if err != nil {
+		return err
+	}
+	s := stats.Compute(tl)
+	var buf bytes.Buffer
+	if opts.Format == "json" {
+		enc := json.NewEncoder(&buf)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(s); err != nil {
+			return err
+		}
+	} else if err := report.WriteStatsText(&buf, s); err != nil {
+		return err
+	}
+	_, err = opts.IO.Out.Write(buf.Bytes())
+	return err
+}

@@ -1,0 +1,238 @@
+// Package ingest opens a profile and hands it to the reader for its format:
+// Nsight Systems SQLite exports to ingest/nsys, PyTorch profiler Chrome
+// traces (plain or gzip-compressed) to ingest/chrome. The format is detected
+// from the file's first bytes, not from its name; the name only serves to
+// recognise Nsight Systems report files that must be exported first.
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/traceaudit/traceaudit/ingest/chrome"
+	"github.com/traceaudit/traceaudit/ingest/nsys"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Format is a recognised input format.
+type Format int
+
+// Formats.
+const (
+	FormatUnknown Format = iota
+	// FormatNsys is an Nsight Systems SQLite export.
+	FormatNsys
+	// FormatChrome is a Chrome trace (JSON).
+	FormatChrome
+	// FormatChromeGzip is a gzip-compressed Chrome trace.
+	FormatChromeGzip
+	// FormatNsysReport is an Nsight Systems report (.nsys-rep, .qdrep),
+	// which must be exported to SQLite first.
+	FormatNsysReport
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatNsys:
+		return "nsys-sqlite"
+	case FormatChrome:
+		return "chrome-trace"
+	case FormatChromeGzip:
+		return "chrome-trace (gzip)"
+	case FormatNsysReport:
+		return "nsys-report"
+	}
+	return "unknown"
+}
+
+// Options control reading.
+type Options struct {
+	// Progress, if set, is called now and then with the work done and the
+	// work in all (bytes of input, or rows for nsys exports; total may be
+	// -1 where unknown).
+	Progress func(done, total int64)
+	// Warn, if set, receives non-fatal problems such as a truncated trace.
+	Warn func(msg string)
+}
+
+// Error is an input problem: the file, what is wrong, and, where there is
+// something the user can do, what to do.
+type Error struct {
+	Path string
+	Err  error
+	// Hint is the action to take ("" when there is none).
+	Hint string
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("%s: %v", e.Path, e.Err)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+var (
+	sqliteMagic = []byte("SQLite format 3\x00")
+	gzipMagic   = []byte{0x1f, 0x8b}
+)
+
+// Detect reads the start of path and says which format it is.
+func Detect(path string) (Format, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FormatUnknown, err
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return FormatUnknown, err
+	}
+	return detectBytes(path, head[:n]), nil
+}
+
+func detectBytes(path string, head []byte) Format {
+	switch {
+	case bytes.HasPrefix(head, sqliteMagic):
+		return FormatNsys
+	case bytes.HasPrefix(head, gzipMagic):
+		return FormatChromeGzip
+	}
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
+	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		return FormatChrome
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if ext == ".nsys-rep" || ext == ".qdrep" {
+		return FormatNsysReport
+	}
+	return FormatUnknown
+}
+
+// Open reads the profile at path into a validated timeline. Every error it
+// returns is an *Error naming the file.
+func Open(path string, opts Options) (*timeline.Timeline, error) {
+	tl, err := open(path, opts)
+	if err != nil {
+		var ie *Error
+		if errors.As(err, &ie) {
+			return nil, err
+		}
+		return nil, &Error{Path: path, Err: err}
+	}
+	return tl, nil
+}
+
+func open(path string, opts Options) (*timeline.Timeline, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &Error{Path: path, Err: errors.New("no such file")}
+	case errors.Is(err, fs.ErrPermission):
+		return nil, &Error{Path: path, Err: errors.New("permission denied")}
+	case err != nil:
+		return nil, err
+	case st.IsDir():
+		return nil, &Error{Path: path, Err: errors.New("is a directory, not a trace file")}
+	case st.Size() == 0:
+		return nil, &Error{Path: path, Err: errors.New("empty file")}
+	}
+	format, err := Detect(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, &Error{Path: path, Err: errors.New("permission denied")}
+		}
+		return nil, err
+	}
+	switch format {
+	case FormatNsys:
+		return nsys.ReadFile(path, nsys.Options{Progress: opts.Progress, Warn: opts.Warn})
+	case FormatChrome, FormatChromeGzip:
+		return openChrome(path, st.Size(), format == FormatChromeGzip, opts)
+	case FormatNsysReport:
+		out := strings.TrimSuffix(path, filepath.Ext(path)) + ".sqlite"
+		return nil, &Error{Path: path,
+			Err:  errors.New("an Nsight Systems report, not an SQLite export"),
+			Hint: fmt.Sprintf("export it first: nsys export --type sqlite -o %s %s", out, path)}
+	}
+	return nil, &Error{Path: path,
+		Err:  errors.New("not a recognised profile: expected an Nsight Systems SQLite export or a PyTorch profiler Chrome trace (.json or .json.gz)"),
+		Hint: ""}
+}
+
+// openChrome streams a Chrome trace, decompressing gzip on its own goroutine
+// so that decompression and parsing overlap.
+func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timeline, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src := timeline.Source{Path: path, Format: "chrome-trace"}
+	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn}
+	if !gz {
+		copts.Size = size
+		return chrome.Parse(bufio.NewReaderSize(f, 1<<20), src, copts)
+	}
+	counted := &countingReader{r: bufio.NewReaderSize(f, 1<<20)}
+	zr, err := gzip.NewReader(counted)
+	if err != nil {
+		return nil, fmt.Errorf("gzip: %w", err)
+	}
+	zr.Multistream(true)
+	if opts.Progress != nil {
+		// Report progress in compressed bytes, whose total is known.
+		copts.Progress = func(int64, int64) { opts.Progress(counted.n.Load(), size) }
+	}
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(pw, zr)
+		var lost error
+		if err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum)) {
+			// A truncated .gz: hand over what decompressed and let the
+			// parser keep the complete events.
+			lost, err = err, nil
+		}
+		pw.CloseWithError(err)
+		done <- lost
+	}()
+	tl, err := chrome.Parse(bufio.NewReaderSize(pr, 1<<20), src, copts)
+	pr.CloseWithError(io.ErrClosedPipe) // stops the decompressor if the parser quit early
+	lost := <-done
+	if err != nil {
+		if lost != nil {
+			return nil, fmt.Errorf("gzip stream truncated (%v) and no usable events before the cut: %w", lost, err)
+		}
+		return nil, err
+	}
+	if lost != nil && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: the gzip stream is truncated after %d compressed bytes; events after the cut are lost", path, counted.n.Load()))
+	}
+	return tl, nil
+}
+
+// countingReader counts the bytes read through it; the count may be read
+// from another goroutine.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}

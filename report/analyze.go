@@ -1,0 +1,151 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/units"
+)
+
+// textWidth is where the text report wraps prose.
+const textWidth = 100
+
+// WriteAnalyzeText writes the terminal report: verdict first, then the step
+// split, then findings by wasted time with fix, code and evidence, then what
+// the input could not show.
+func WriteAnalyzeText(w io.Writer, r *audit.Report) error {
+	p := &printer{w: w}
+	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
+	p.line("%s", r.Verdict)
+	p.line("")
+	writeStepsText(p, r)
+	if len(r.Findings) == 0 {
+		p.line("")
+		p.line("no findings: nothing starves the GPU beyond the info threshold")
+	}
+	origin := windowStart(r)
+	for i, f := range r.Findings {
+		p.line("")
+		p.line("%d. %-7s %-20s %s per step, %s of the steady window, est. %s if fixed",
+			i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+		p.line("   %s", f.Title)
+		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
+			p.line("   %s", l)
+		}
+		if f.Code != "" {
+			p.line("   code:")
+			for _, l := range strings.Split(f.Code, "\n") {
+				p.line("     %s", l)
+			}
+		}
+		if len(f.Evidence) > 0 {
+			p.line("   evidence (time from the start of the trace):")
+			for _, e := range f.Evidence {
+				p.line("     %s  %-9s %s", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), e.Track)
+				for _, l := range wrap(e.What, textWidth-8) {
+					p.line("        %s", l)
+				}
+			}
+		}
+		if len(f.VerifyWith) > 0 {
+			p.line("   verify on a GPU: traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), r.File)
+		}
+	}
+	if len(r.NotObservable) > 0 {
+		p.line("")
+		p.line("not observable in this trace:")
+		for _, n := range r.NotObservable {
+			for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
+				if j == 0 {
+					p.line("  %s", l)
+				} else {
+					p.line("    %s", l)
+				}
+			}
+		}
+	}
+	return p.err
+}
+
+func writeStepsText(p *printer, r *audit.Report) {
+	s := r.Steps
+	steady := s.Count - s.StartupExcluded
+	line := fmt.Sprintf("steps: %d steady, median %s (from %s)", steady, units.Dur(s.MedianNS), s.Source)
+	if s.StartupExcluded > 0 {
+		line += fmt.Sprintf("; start-up step of %s excluded", units.Dur(s.StartupNS))
+	}
+	p.line("%s", line)
+	b := s.BreakdownNS
+	total := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	if total > 0 {
+		part := func(name string, v int64) string {
+			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
+		}
+		p.line("each step: %s | %s | %s | %s | %s | %s", part("compute", b.Compute), part("copy", b.Copy),
+			part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
+	}
+	p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
+		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
+}
+
+// windowStart is the trace's first timestamp, from which evidence times
+// are shown.
+func windowStart(r *audit.Report) int64 {
+	if r.Timeline != nil {
+		lo, _ := r.Timeline.Span()
+		return lo
+	}
+	return 0
+}
+
+// at formats an offset from the start of the trace: "+1.234 s".
+func at(ns int64) string { return fmt.Sprintf("+%.3f s", float64(ns)/1e9) }
+
+// wrap breaks s into lines of at most width runes at spaces.
+func wrap(s string, width int) []string {
+	var lines []string
+	for _, para := range strings.Split(s, "\n") {
+		words := strings.Fields(para)
+		cur := ""
+		for _, w := range words {
+			if cur != "" && len([]rune(cur))+1+len([]rune(w)) > width {
+				lines = append(lines, cur)
+				cur = ""
+			}
+			if cur == "" {
+				cur = w
+			} else {
+				cur += " " + w
+			}
+		}
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// WriteAnalyzeJSON writes one report as the JSON contract, or several as a
+// JSON array.
+func WriteAnalyzeJSON(w io.Writer, reports []*audit.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if len(reports) == 1 {
+		return enc.Encode(reports[0])
+	}
+	return enc.Encode(reports)
+}
+
+// MaxSeverity is the highest severity among the reports' findings.
+func MaxSeverity(reports ...*audit.Report) analyze.Severity {
+	m := analyze.SeverityNone
+	for _, r := range reports {
+		for _, f := range r.Findings {
+			m = max(m, f.Severity)
+		}
+	}
+	return m
+}

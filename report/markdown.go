@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/units"
+)
+
+// Plot is an image embedded in a Markdown report.
+type Plot struct {
+	// File is the path relative to the report.
+	File string
+	// Title and Caption say what the plot shows and what to look for.
+	Title, Caption string
+}
+
+// MarkdownOptions tune the Markdown report.
+type MarkdownOptions struct {
+	// Command is the command line that produced the report.
+	Command string
+	// Plots are embedded after the findings.
+	Plots []Plot
+}
+
+// WriteAnalyzeMarkdown writes a report that reads well on GitHub: verdict,
+// findings table, per-step split, each finding's fix and code, plots, what
+// the trace could not show, and the command that produced it.
+func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error {
+	p := &printer{w: w}
+	p.line("## traceaudit: %s", mdEscape(filepath.Base(r.File)))
+	p.line("")
+	p.line("**%s**", mdEscape(r.Verdict))
+	p.line("")
+	s := r.Steps
+	steady := s.Count - s.StartupExcluded
+	sum := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), mdEscape(s.Source))
+	if s.StartupExcluded > 0 {
+		sum += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
+	}
+	p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	p.line("")
+	if len(r.Findings) > 0 {
+		p.line("| | finding | wasted per step | share | est. speedup | fix |")
+		p.line("|---|---|---:|---:|---:|---|")
+		for _, f := range r.Findings {
+			p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
+				units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
+		}
+	} else {
+		p.line("No findings: nothing starves the GPU beyond the info threshold.")
+	}
+	p.line("")
+	writeStepTable(p, r)
+	for _, f := range r.Findings {
+		p.line("")
+		p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))
+		p.line("")
+		p.line("%s", mdEscape(f.Fix))
+		if f.Code != "" {
+			p.line("")
+			p.line("```python")
+			p.line("%s", f.Code)
+			p.line("```")
+		}
+		if len(f.Evidence) > 0 {
+			p.line("")
+			p.line("<details><summary>Evidence (%d)</summary>", len(f.Evidence))
+			p.line("")
+			p.line("| at | length | track | what |")
+			p.line("|---:|---:|---|---|")
+			origin := windowStart(r)
+			for _, e := range f.Evidence {
+				p.line("| %s | %s | `%s` | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), strings.ReplaceAll(e.Track, "|", "/"), mdCell(e.What))
+			}
+			p.line("")
+			p.line("</details>")
+		}
+		if len(f.VerifyWith) > 0 {
+			p.line("")
+			p.line("Verify on a GPU: `traceaudit replay --variants %s %s`", strings.Join(f.VerifyWith, ","), filepath.Base(r.File))
+		}
+	}
+	for _, pl := range o.Plots {
+		p.line("")
+		p.line("### %s", mdEscape(pl.Title))
+		p.line("")
+		p.line("![%s](%s)", mdEscape(pl.Title), pl.File)
+		p.line("")
+		p.line("*%s*", mdEscape(pl.Caption))
+	}
+	if len(r.NotObservable) > 0 {
+		p.line("")
+		p.line("### Not observable in this trace")
+		p.line("")
+		for _, n := range r.NotObservable {
+			p.line("- `%s`: %s", n.ID, mdEscape(n.Why))
+		}
+	}
+	if o.Command != "" {
+		p.line("")
+		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(o.Command, "`", "'"))
+	}
+	return p.err
+}
+
+func writeStepTable(p *printer, r *audit.Report) {
+	if len(r.Steps.PerStep) == 0 {
+		return
+	}
+	p.line("| step | length | compute | copy | sync | os | data | other |")
+	p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
+	for i, s := range r.Steps.PerStep {
+		name := s.Name
+		if name == "" {
+			name = fmt.Sprintf("step %d", i+1)
+		}
+		if s.Startup {
+			name += " (start-up, excluded)"
+		}
+		b := s.BreakdownNS
+		p.line("| %s | %s | %s | %s | %s | %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS),
+			units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+	}
+	b := r.Steps.BreakdownNS
+	p.line("| **mean steady step** | **%s** | %s | %s | %s | %s | %s | %s |", units.Dur(b.Compute+b.Copy+b.Sync+b.OS+b.Data+b.Other),
+		units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+}
+
+func severityIcon(s string) string {
+	switch s {
+	case "error":
+		return "🔴 error"
+	case "warning":
+		return "🟠 warning"
+	}
+	return "🔵 info"
+}
+
+// firstSentence is the text up to the first ". ".
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+// mdEscape escapes characters Markdown would interpret in prose.
+func mdEscape(s string) string {
+	r := strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "<", "&lt;", ">", "&gt;", "`", "\\`", "[", "\\[", "]", "\\]")
+	return r.Replace(s)
+}
+
+// mdCell escapes text for a table cell.
+func mdCell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(mdEscape(s), "|", "\\|"), "\n", " ")
+}
