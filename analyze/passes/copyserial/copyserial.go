@@ -102,7 +102,7 @@ func run(p *analyze.Pass) (any, error) {
 		how = "synchronisation orders them between kernels"
 	}
 	f := analyze.Finding{
-		Title: fmt.Sprintf("copies never overlap compute: %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		Title:    fmt.Sprintf("copies never overlap compute: %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
