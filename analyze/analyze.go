@@ -165,7 +165,8 @@ type Config struct {
 	// Bands overrides severity bands per analyzer ID.
 	Bands map[string]Bands
 	// InfoFloor is the smallest share reported as an info finding; causes
-	// below it are not listed.
+	// below it, or below half their warning band, are not listed: they are
+	// noise next to what the report is for.
 	InfoFloor float64
 }
 
@@ -298,8 +299,8 @@ func Run(tl *timeline.Timeline, analyzers []*Analyzer, cfg *Config) (*Result, er
 }
 
 // finish fills in the derived fields of a finding reported by a and says
-// whether it is worth listing (info findings under Config.InfoFloor are
-// not).
+// whether it is worth listing: info findings under Config.InfoFloor or
+// under half the warning band are not.
 func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 	if f.ID == "" {
 		f.ID = a.ID
@@ -317,6 +318,7 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 			b, ok = *a.Bands, true
 		}
 		f.Severity = SeverityInfo
+		floor := cfg.InfoFloor
 		if ok {
 			switch {
 			case f.Share >= b.Error:
@@ -324,8 +326,9 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 			case f.Share >= b.Warning:
 				f.Severity = SeverityWarning
 			}
+			floor = max(floor, b.Warning/2)
 		}
-		if f.Severity == SeverityInfo && f.Share < cfg.InfoFloor {
+		if f.Severity == SeverityInfo && f.Share < floor {
 			return false
 		}
 	}

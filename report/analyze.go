@@ -74,10 +74,13 @@ func WriteAnalyzeText(w io.Writer, r *audit.Report) error {
 
 func writeStepsText(p *printer, r *audit.Report) {
 	s := r.Steps
-	steady := s.Count - s.StartupExcluded
+	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
 	line := fmt.Sprintf("steps: %d steady, median %s (from %s)", steady, units.Dur(s.MedianNS), s.Source)
 	if s.StartupExcluded > 0 {
 		line += fmt.Sprintf("; start-up step of %s excluded", units.Dur(s.StartupNS))
+	}
+	if s.TeardownExcluded > 0 {
+		line += fmt.Sprintf("; last step (%s, the loop's end) excluded", units.Dur(s.TeardownNS))
 	}
 	p.line("%s", line)
 	b := s.BreakdownNS

@@ -36,10 +36,13 @@ func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error
 	p.line("**%s**", mdEscape(r.Verdict))
 	p.line("")
 	s := r.Steps
-	steady := s.Count - s.StartupExcluded
+	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
 	sum := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), mdEscape(s.Source))
 	if s.StartupExcluded > 0 {
 		sum += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
+	}
+	if s.TeardownExcluded > 0 {
+		sum += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
 	}
 	p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	p.line("")
@@ -120,6 +123,9 @@ func writeStepTable(p *printer, r *audit.Report) {
 		}
 		if s.Startup {
 			name += " (start-up, excluded)"
+		}
+		if s.Teardown {
+			name += " (loop end, excluded)"
 		}
 		b := s.BreakdownNS
 		p.line("| %s | %s | %s | %s | %s | %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS),

@@ -38,12 +38,17 @@ type Report struct {
 
 // Steps describes the steps.
 type Steps struct {
-	// Count is the number of steps found, start-up included.
+	// Count is the number of steps found, start-up and tear-down included.
 	Count int `json:"count"`
 	// StartupExcluded is 1 when the first step was excluded as start-up.
 	StartupExcluded int `json:"startup_excluded"`
 	// StartupNS is the excluded start-up step's length (0: none).
 	StartupNS int64 `json:"startup_ns"`
+	// TeardownExcluded is 1 when the last step was excluded as the loop's
+	// end (an incomplete last cycle of repeated ranges); TeardownNS is its
+	// length.
+	TeardownExcluded int   `json:"teardown_excluded"`
+	TeardownNS       int64 `json:"teardown_ns"`
 	// MedianNS is the median steady step length.
 	MedianNS int64 `json:"median_ns"`
 	// Source says how steps were found.
@@ -70,6 +75,7 @@ type StepInfo struct {
 	StartNS     int64     `json:"start_ns"`
 	EndNS       int64     `json:"end_ns"`
 	Startup     bool      `json:"startup"`
+	Teardown    bool      `json:"teardown"`
 	BreakdownNS Breakdown `json:"breakdown_ns"`
 }
 
@@ -120,9 +126,12 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if ix.Startup != nil {
 		r.Steps.StartupExcluded, r.Steps.StartupNS = 1, ix.Startup.Dur()
 	}
+	if ix.Teardown != nil {
+		r.Steps.TeardownExcluded, r.Steps.TeardownNS = 1, ix.Teardown.Dur()
+	}
 	for _, s := range ix.Steps {
 		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
-			Startup: s.Startup, BreakdownNS: FromIndex(s.Breakdown)})
+			Startup: s.Startup, Teardown: s.Teardown, BreakdownNS: FromIndex(s.Breakdown)})
 	}
 	if ix.SteadyNS > 0 {
 		d := float64(ix.SteadyNS)

@@ -61,7 +61,9 @@ type Step struct {
 	// batch") or "" for a whole-window step.
 	Name string
 	// Startup marks the first step when it is excluded as start-up.
-	Startup   bool
+	Startup bool
+	// Teardown marks the last step when it is excluded as the loop's end.
+	Teardown  bool
 	Breakdown Breakdown
 }
 
@@ -84,6 +86,9 @@ type Index struct {
 	Steady []Step
 	// Startup is the excluded start-up step, if any.
 	Startup *Step
+	// Teardown is the excluded last step, if any: with steps from repeated
+	// ranges, a last cycle that lacks a range every other cycle has.
+	Teardown *Step
 	// Source says how steps were found: "step-range", "ProfilerStep",
 	// "repeated range \"get batch\"" or "window".
 	Source string
@@ -267,8 +272,10 @@ func (ix *Index) split() {
 	for i := range ix.Steady {
 		fill(&ix.Steady[i])
 	}
-	if ix.Startup != nil {
-		fill(ix.Startup)
+	for _, s := range []*Step{ix.Startup, ix.Teardown} {
+		if s != nil {
+			fill(s)
+		}
 	}
 }
 

@@ -92,7 +92,11 @@ func (ix *Index) findSteps(cfg *analyze.Config) {
 	}
 	ix.Steps = steps
 	ix.Steady = steps
-	if len(steps) >= 2 {
+	if ix.Teardown != nil {
+		ix.Steady = steps[:len(steps)-1]
+	}
+	if len(ix.Steady) >= 2 {
+		steps := ix.Steady
 		rest := make([]int64, 0, len(steps)-1)
 		for _, s := range steps[1:] {
 			rest = append(rest, s.Dur())
@@ -102,7 +106,7 @@ func (ix *Index) findSteps(cfg *analyze.Config) {
 			first.Startup = true
 			ix.Startup = &first
 			ix.Steps[0].Startup = true
-			ix.Steady = steps[1:]
+			ix.Steady = ix.Steady[1:]
 		}
 	}
 	ix.Steady = slices.Clone(ix.Steady)
@@ -211,6 +215,9 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 		}
 	}
 	steps := make([]Step, len(occ))
+	// names[k] holds the repeated range names that start in step k, to
+	// recognise an incomplete last cycle.
+	names := make([]map[timeline.NameID]bool, len(occ))
 	for k, i := range occ {
 		steps[k] = Step{Start: tl.Events[i].Start, Name: tl.Name(bestName)}
 		if k+1 < len(occ) {
@@ -226,7 +233,48 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 		}
 		steps[k].End = end
 	}
+	for _, j := range tl.Tracks[best].Events {
+		e := &tl.Events[j]
+		if e.Kind != timeline.KindRange || counts[e.Name] < minRepeats {
+			continue
+		}
+		for k := range steps {
+			if e.Start >= steps[k].Start && e.Start < steps[k].End {
+				if names[k] == nil {
+					names[k] = map[timeline.NameID]bool{}
+				}
+				names[k][e.Name] = true
+			}
+		}
+	}
+	ix.markTeardown(steps, names)
 	return best, steps, tl.Name(bestName)
+}
+
+// markTeardown flags the last of the repeated-range steps as tear-down when
+// it lacks a range that every other step has: the loop's last iteration
+// (the iterator shutting its workers down, nothing left to prefetch) is
+// not a steady step. Cost: O(steps × names).
+func (ix *Index) markTeardown(steps []Step, names []map[timeline.NameID]bool) {
+	n := len(steps)
+	if n < 3 {
+		return
+	}
+	for id := range names[0] {
+		inAll := true
+		for k := 1; k < n-1; k++ {
+			if !names[k][id] {
+				inAll = false
+				break
+			}
+		}
+		if inAll && !names[n-1][id] {
+			steps[n-1].Teardown = true
+			last := steps[n-1]
+			ix.Teardown = &last
+			return
+		}
+	}
 }
 
 // mostCalls is the track with the most API calls, or -1.

@@ -27,7 +27,10 @@ nothing queued: it idles from the call's return until the host has launched
 the next kernel.
 Wasted time: "other"-bucket time from the call's return until the next kernel
 starts (time the host then spends loading data or in OS calls belongs to
-those causes). Cost: O(n log n).`,
+those causes), capped at the time the host spent blocked in the call: without
+the sync, the host would have done that work while the GPU finished its
+queue, so removing the sync saves at most the queue it waited for.
+Cost: O(n log n).`,
 	Requires: []*analyze.Analyzer{index.Analyzer},
 	Bands:    &analyze.Bands{Warning: 0.05, Error: 0.20},
 	Observable: func(p *analyze.Pass) (bool, string) {
@@ -68,7 +71,7 @@ func run(p *analyze.Pass) (any, error) {
 			continue
 		}
 		next := kernelStarts[k]
-		w := other.Covered(e.End, next)
+		w := min(other.Covered(e.End, next), e.Dur())
 		if w == 0 {
 			continue
 		}
@@ -78,8 +81,8 @@ func run(p *analyze.Pass) (any, error) {
 		names[name]++
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.Start, EndNS: next, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("%s returns, then the GPU idles %s until the next kernel (%s of it host launch work)",
-				name, units.Dur(next-e.End), units.Dur(w))}})
+			What: fmt.Sprintf("%s blocks %s, then the GPU idles %s until the next kernel; %s of that could overlap the drained work",
+				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))}})
 	}
 	if total == 0 {
 		return nil, nil
