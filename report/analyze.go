@@ -31,8 +31,12 @@ func WriteAnalyzeText(w io.Writer, r *audit.Report) error {
 	origin := windowStart(r)
 	for i, f := range r.Findings {
 		p.line("")
-		p.line("%d. %-7s %-20s %s per step, %s of the steady window, est. %s if fixed",
-			i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+		if f.WastedNS == 0 {
+			p.line("%d. %-7s %-20s informational: no time wasted", i+1, strings.ToUpper(f.Severity.String()), f.ID)
+		} else {
+			p.line("%d. %-7s %-20s %s per step, %s of the steady window, est. %s if fixed",
+				i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
 			p.line("   %s", l)

@@ -30,7 +30,7 @@ func WriteStatsText(w io.Writer, s *stats.Stats) error {
 	if len(d.DeviceNames) > 0 {
 		gpus += " (" + strings.Join(uniq(d.DeviceNames), ", ") + ")"
 	}
-	p.line("window %s, %s, %d streams, %d host threads", units.Dur(d.WindowNS), gpus, s.Streams, s.Host.Threads)
+	p.line("window %s, %s, %s, %s", units.Dur(d.WindowNS), gpus, plural(s.Streams, "stream"), plural(s.Host.Threads, "host thread"))
 	p.line("")
 	if s.GPU.SpanNS > 0 {
 		p.line("GPU busy %s of a %s span (%s); kernels alone %s (%s)",
@@ -65,6 +65,14 @@ func WriteStatsText(w io.Writer, s *stats.Stats) error {
 		p.line("not recorded: %s", strings.Join(miss, "; "))
 	}
 	return p.err
+}
+
+// plural is "1 stream", "3 streams".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return units.Count(n) + " " + noun + "s"
 }
 
 func copyLabel(g stats.CopyGroup) string {

@@ -116,7 +116,7 @@ func Compute(tl *timeline.Timeline) *Stats {
 	add := func(m map[timeline.NameID]*NameTime, e *timeline.Event) {
 		nt := m[e.Name]
 		if nt == nil {
-			nt = &NameTime{Name: tl.Name(e.Name)}
+			nt = &NameTime{Name: timeline.BaseAPIName(tl.Name(e.Name))}
 			m[e.Name] = nt
 		}
 		nt.Count++

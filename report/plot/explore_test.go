@@ -36,6 +36,20 @@ func TestExplore(t *testing.T) {
 		return
 	}
 	ix := r.Index
+	if os.Getenv("EXPLORE_LAST") != "" {
+		last := ix.Steps[len(ix.Steps)-1]
+		var after, n int64
+		for i := range tl.Events {
+			e := &tl.Events[i]
+			if e.Kind == timeline.KindKernel && e.End > last.End {
+				after += e.End - max(e.Start, last.End)
+				n++
+			}
+		}
+		lo, hi := tl.Span()
+		fmt.Println("last step", last.Start-lo, last.End-lo, "kernels after end:", n, after, "trace end", hi-lo)
+		return
+	}
 	lo, hi := tl.Span()
 	fmt.Println("span", lo, hi, "main", ix.Main, ix.Label(ix.Main), "devices", ix.Devices)
 	for _, s := range ix.Steps {

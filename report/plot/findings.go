@@ -47,7 +47,7 @@ func NewFindings(r *audit.Report) (*Figure, error) {
 	p := f.Plot
 	p.X.Label.Text = fmt.Sprintf("wasted time per steady step (%s)", u.Name)
 	p.X.Min = 0
-	p.X.Max = max(u.of(longest)*1.6, u.of(r.Steps.MedianNS)*1.05)
+	p.X.Max = max(u.of(longest)*1.08, u.of(r.Steps.MedianNS)*1.05)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	bareAxis(&p.Y)
 	g := plotter.NewGrid()
@@ -57,6 +57,7 @@ func NewFindings(r *audit.Report) (*Figure, error) {
 
 	bars := &boxes{MinWidth: vg.Points(1.5)}
 	texts := &notes{Style: textStyle(11, colRule, draw.XLeft, draw.YCenter)}
+	inside := &notes{Style: textStyle(11, rgb(0xff, 0xff, 0xff), draw.XRight, draw.YCenter)}
 	ticks := make([]plot.Tick, n)
 	seen := map[analyze.Severity]bool{}
 	for i, x := range fs {
@@ -64,8 +65,19 @@ func NewFindings(r *audit.Report) (*Figure, error) {
 		ticks[i] = plot.Tick{Value: y, Label: x.ID}
 		bars.Boxes = append(bars.Boxes, box{X0: 0, X1: u.of(x.WastedNS), Y0: y - 0.32, Y1: y + 0.32,
 			Fill: severityColor(x.Severity), Label: x.Severity.String(), Group: x.ID})
-		texts.Notes = append(texts.Notes, note{X: u.of(x.WastedNS), Y: y, DX: vg.Points(5),
-			Text: fmt.Sprintf("%s per step, %s of the time, est. %s", units.Dur(x.WastedNS), units.Pct(x.Share), units.Speedup(x.EstimatedSpeedup))})
+		// The figures go inside a bar longer than half the axis, else
+		// after it.
+		t := note{X: u.of(x.WastedNS), Y: y, DX: vg.Points(5),
+			Text: fmt.Sprintf("%s per step, %s of the time, est. %s", units.Dur(x.WastedNS), units.Pct(x.Share), units.Speedup(x.EstimatedSpeedup))}
+		if t.X > p.X.Max/2 {
+			t.DX = -vg.Points(5)
+			if x.Severity == analyze.SeverityWarning {
+				t.Color = colRule // white is unreadable on amber
+			}
+			inside.Notes = append(inside.Notes, t)
+		} else {
+			texts.Notes = append(texts.Notes, t)
+		}
 		seen[x.Severity] = true
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
@@ -75,7 +87,7 @@ func NewFindings(r *audit.Report) (*Figure, error) {
 	if r.Steps.MedianNS > 0 {
 		f.add(median)
 	}
-	f.add(texts)
+	f.add(texts, inside)
 	for _, s := range []analyze.Severity{analyze.SeverityError, analyze.SeverityWarning, analyze.SeverityInfo} {
 		if seen[s] {
 			f.legend(s.String(), swatch{Fill: severityColor(s)})

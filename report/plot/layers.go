@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
@@ -147,6 +148,8 @@ type note struct {
 	X, Y   float64
 	DX, DY vg.Length
 	Text   string
+	// Color overrides the style's colour when set.
+	Color color.Color
 }
 
 // notes draws texts: step names, bar totals, "start-up (excluded)".
@@ -159,7 +162,11 @@ type notes struct {
 func (n *notes) Plot(c draw.Canvas, p *plot.Plot) {
 	trX, trY := p.Transforms(&c)
 	for _, t := range n.Notes {
-		c.FillText(n.Style, vg.Point{X: trX(t.X) + t.DX, Y: trY(t.Y) + t.DY}, t.Text)
+		sty := n.Style
+		if t.Color != nil {
+			sty.Color = t.Color
+		}
+		c.FillText(sty, vg.Point{X: trX(t.X) + t.DX, Y: trY(t.Y) + t.DY}, t.Text)
 	}
 }
 
@@ -248,4 +255,41 @@ func (percentTicks) Ticks(lo, hi float64) []plot.Tick {
 		t = append(t, plot.Tick{Value: float64(v), Label: l})
 	}
 	return t
+}
+
+// niceTicks labels about N round values (1, 2, 2.5 or 5 times a power of
+// ten) with a minor tick between labels; gonum's default gives only three.
+type niceTicks struct{ N int }
+
+// Ticks implements plot.Ticker.
+func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || t.N < 1 {
+		return nil
+	}
+	raw := (hi - lo) / float64(t.N)
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := 10 * mag
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
+	if r := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9)); math.Abs(r-2.5) < 1e-9 {
+		prec++
+	}
+	var ticks []plot.Tick
+	for i := math.Ceil(lo/step*2 - 1e-9); i/2*step <= hi+step*1e-9; i++ {
+		v := i / 2 * step
+		l := ""
+		if math.Mod(i, 2) == 0 {
+			l = strconv.FormatFloat(v, 'f', prec, 64)
+			if l == "-0" {
+				l = "0"
+			}
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: l})
+	}
+	return ticks
 }

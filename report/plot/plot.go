@@ -42,6 +42,9 @@ const (
 	DPI = 160
 )
 
+// svgFonts names fonts with Liberation Sans's metrics as fallbacks.
+const svgFonts = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+
 // Figure is one plot ready to write: a gonum plot, the legend drawn in a
 // strip to its right, and the names its files and report entry get.
 type Figure struct {
@@ -91,6 +94,7 @@ func newFigure(name, title string) *Figure {
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
 		a.Label.TextStyle.Font = sans(12)
 		a.Tick.Label.Font = sans(11)
+		a.Tick.Marker = niceTicks{N: 8}
 	}
 	return &Figure{Name: name, Title: title, Plot: p, Width: Width, Height: Height}
 }
@@ -163,7 +167,9 @@ func (f *Figure) SVG() ([]byte, error) {
 	if _, err := c.WriteTo(&b); err != nil {
 		return nil, fmt.Errorf("plot %s: svg: %w", f.Name, err)
 	}
-	return b.Bytes(), nil
+	// Liberation Sans has Arial's metrics: where a viewer lacks it, Arial
+	// keeps the layout.
+	return bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFonts)), nil
 }
 
 // Write writes <Name>.png and <Name>.svg into dir, which must exist.

@@ -74,7 +74,8 @@ func verdictHead(v string) string {
 
 // NewSteps draws one stacked bar per step of the two-clock split (compute,
 // exposed copy, sync, munmap/OS, data wait, other), the start-up step
-// hatched and labelled as excluded, with the median steady step marked.
+// and the loop's last step when excluded as tear-down hatched and labelled
+// as excluded, with the median steady step marked.
 func NewSteps(r *audit.Report) (*Figure, error) {
 	steps := r.Steps.PerStep
 	f := newFigure("steps", fmt.Sprintf("Where each step's time goes (%s)", verdictHead(r.Verdict)))
@@ -93,7 +94,7 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 	p.Y.Label.Text = fmt.Sprintf("step time (%s)", u.Name)
 	p.X.Label.Text = "step (steps from " + r.Steps.Source + ")"
 	p.X.Min, p.X.Max = -0.6, float64(len(steps))-0.4
-	p.Y.Min, p.Y.Max = 0, u.of(longest)*1.14
+	p.Y.Min, p.Y.Max = 0, u.of(longest)*1.2
 	g := plotter.NewGrid()
 	g.Vertical.Color = nil
 	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
@@ -104,10 +105,10 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 	every := max(1, (len(steps)+29)/30)
 	ticks := make([]plot.Tick, 0, len(steps))
 	breakdowns := make([]audit.Breakdown, 0, len(steps))
-	hasStartup := false
+	excluded := false
 	for i, s := range steps {
 		label := stepLabel(s.Name, i)
-		top := stackBar(bars, s.BreakdownNS, float64(i), 0.36, u, label, s.Startup)
+		top := stackBar(bars, s.BreakdownNS, float64(i), 0.36, u, label, s.Startup || s.Teardown)
 		breakdowns = append(breakdowns, s.BreakdownNS)
 		if i%every == 0 {
 			ticks = append(ticks, plot.Tick{Value: float64(i), Label: label})
@@ -115,20 +116,24 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 		if len(steps) <= maxBarLabels {
 			totals.Notes = append(totals.Notes, note{X: float64(i), Y: top, DY: vg.Points(2), Text: units.Dur(s.EndNS - s.StartNS)})
 		}
-		if s.Startup {
-			hasStartup = true
-			totals.Notes = append(totals.Notes, note{X: float64(i), Y: top, DY: vg.Points(16), Text: "start-up (excluded)"})
+		if s.Startup || s.Teardown {
+			excluded = true
+			why := "start-up\n(excluded)"
+			if s.Teardown {
+				why = "loop end\n(excluded)"
+			}
+			totals.Notes = append(totals.Notes, note{X: float64(i), Y: top, DY: vg.Points(16), Text: why})
 		}
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Tick.Length = 0
-	f.add(bars)
+	// The median line goes behind the bars, so it never crosses a label.
 	median := &rules{At: []float64{u.of(r.Steps.MedianNS)}, Horizontal: true,
 		Line: draw.LineStyle{Color: colRule, Width: vg.Points(1.2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}}
-	f.add(median, totals)
+	f.add(median, bars, totals)
 	bucketLegend(f, breakdowns)
-	if hasStartup {
-		f.legend("start-up step (excluded)", swatch{Fill: fade(colOther, 110), Hatch: true})
+	if excluded {
+		f.legend("excluded step (hatched)", swatch{Fill: fade(colOther, 110), Hatch: true})
 	}
 	f.legend("median steady step ("+units.Dur(r.Steps.MedianNS)+")", swatch{AsLine: true, Line: median.Line})
 	return f, nil

@@ -148,7 +148,11 @@ func NewTimeline(r *audit.Report) (*Figure, error) {
 		if s.End <= vlo || s.Start >= vhi {
 			continue
 		}
-		bounds.At = append(bounds.At, x(s.Start), x(s.End))
+		for _, t := range []int64{s.Start, s.End} {
+			if t >= vlo && t <= vhi {
+				bounds.At = append(bounds.At, x(t))
+			}
+		}
 		if s.Start >= lo && s.End <= hi {
 			names.Notes = append(names.Notes, note{X: x((s.Start + s.End) / 2), Y: float64(n) - 0.5, DY: vg.Points(2),
 				Text: stepName(s.Name) + "  " + units.Dur(s.Dur())})
@@ -200,7 +204,11 @@ func timelineTitle(r *audit.Report, steps []index.Step) string {
 	if len(steps) == 1 {
 		what = fmt.Sprintf("step %d of %d", pos+1, len(ix.Steps))
 	}
-	return fmt.Sprintf("Timeline of %d steady step(s) around the median (%s, median %s)", len(steps), what, units.Dur(r.Steps.MedianNS))
+	n := "1 steady step"
+	if len(steps) > 1 {
+		n = fmt.Sprintf("%d steady steps", len(steps))
+	}
+	return fmt.Sprintf("Timeline of %s around the median (%s, median %s)", n, what, units.Dur(r.Steps.MedianNS))
 }
 
 // timelineCaption says what to look for, naming only what is drawn.

@@ -128,7 +128,7 @@ func run(p *analyze.Pass) (any, error) {
 			kind, e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()), ref, units.Dur(w))
 		if e.Link >= 0 {
 			c := &tl.Events[e.Link]
-			what += fmt.Sprintf("; the host waits in %s for %s", tl.Name(c.Name), units.Dur(c.Dur()))
+			what += fmt.Sprintf("; the host waits in %s for %s", timeline.BaseAPIName(tl.Name(c.Name)), units.Dur(c.Dur()))
 		}
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track), What: what}})

@@ -283,6 +283,20 @@ func jsonStats(t *testing.T, path string) rawStats {
 	}
 	var s rawStats
 	s.Format = "chrome-trace"
+	// ROCm memcpy events carry no bytes; their HIP call's args.size does.
+	apiSize := map[string]int64{}
+	for _, e := range doc.TraceEvents {
+		if cat, _ := e["cat"].(string); cat != "cuda_runtime" || e["ph"] != "X" {
+			continue
+		}
+		args, _ := e["args"].(map[string]any)
+		corr, _ := args["correlation"].(json.Number)
+		if size, ok := args["size"].(string); ok {
+			if n, err := strconv.ParseInt(size, 10, 64); err == nil {
+				apiSize[corr.String()] = n
+			}
+		}
+	}
 	var iv [][2]int64
 	devs, streams, threads := map[int64]bool{}, map[[2]int64]bool{}, map[[2]int64]bool{}
 	for _, e := range doc.TraceEvents {
@@ -305,6 +319,8 @@ func jsonStats(t *testing.T, path string) rawStats {
 			if args, ok := e["args"].(map[string]any); ok {
 				if b, ok := args["bytes"].(json.Number); ok {
 					bytes, _ = b.Int64()
+				} else if c, ok := args["correlation"].(json.Number); ok {
+					bytes = apiSize[c.String()]
 				}
 			}
 			switch {

@@ -120,7 +120,7 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 				best, bestN = id, n
 			}
 		}
-		th.names[k] = tl.Name(best)
+		th.names[k] = timeline.BaseAPIName(tl.Name(best))
 	}
 	c.m[t] = th
 	return th
