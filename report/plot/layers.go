@@ -150,12 +150,20 @@ type note struct {
 	Text   string
 	// Color overrides the style's colour when set.
 	Color color.Color
+	// Room, when set, is the width in X data units the text must fit in
+	// (a step's length); a text too wide is replaced by Short, and
+	// dropped when that does not fit either.
+	Room  float64
+	Short string
 }
 
 // notes draws texts: step names, bar totals, "start-up (excluded)".
 type notes struct {
 	Notes []note
 	Style text.Style
+	// Background, when set, fills the box behind each text, so that a rule
+	// crossing it does not strike it through.
+	Background color.Color
 }
 
 // Plot implements plot.Plotter.
@@ -166,7 +174,26 @@ func (n *notes) Plot(c draw.Canvas, p *plot.Plot) {
 		if t.Color != nil {
 			sty.Color = t.Color
 		}
-		c.FillText(sty, vg.Point{X: trX(t.X) + t.DX, Y: trY(t.Y) + t.DY}, t.Text)
+		txt := t.Text
+		if t.Room > 0 {
+			room := trX(t.X+t.Room/2) - trX(t.X-t.Room/2)
+			if sty.Width(txt) > room {
+				txt = t.Short
+			}
+			if txt == "" || sty.Width(txt) > room {
+				continue
+			}
+		}
+		pt := vg.Point{X: trX(t.X) + t.DX, Y: trY(t.Y) + t.DY}
+		if n.Background != nil {
+			r := sty.Rectangle(txt)
+			pad := vg.Points(1.5)
+			r.Min = r.Min.Add(pt).Add(vg.Point{X: -pad, Y: pad})
+			r.Max = r.Max.Add(pt).Add(vg.Point{X: pad, Y: 0})
+			c.SetColor(n.Background)
+			c.Fill(r.Path())
+		}
+		c.FillText(sty, pt, txt)
 	}
 }
 
@@ -275,19 +302,20 @@ func (t niceTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
-	prec := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
-	if r := step / math.Pow(10, math.Floor(math.Log10(step)+1e-9)); math.Abs(r-2.5) < 1e-9 {
+	// As many decimals as the step needs: 25 -> 0, 2.5 -> 1, 0.25 -> 2.
+	prec := 0
+	for p := 1.0; prec < 9 && math.Abs(step*p-math.Round(step*p)) > 1e-6*step*p; p *= 10 {
 		prec++
 	}
 	var ticks []plot.Tick
 	for i := math.Ceil(lo/step*2 - 1e-9); i/2*step <= hi+step*1e-9; i++ {
 		v := i / 2 * step
+		if v == 0 {
+			v = 0 // not -0
+		}
 		l := ""
 		if math.Mod(i, 2) == 0 {
 			l = strconv.FormatFloat(v, 'f', prec, 64)
-			if l == "-0" {
-				l = "0"
-			}
 		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: l})
 	}

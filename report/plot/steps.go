@@ -101,7 +101,7 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 	f.add(g)
 
 	bars := &boxes{}
-	totals := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom)}
+	totals := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom), Background: color.White}
 	every := max(1, (len(steps)+29)/30)
 	ticks := make([]plot.Tick, 0, len(steps))
 	breakdowns := make([]audit.Breakdown, 0, len(steps))

@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func timelineWindow(ix *index.Index) ([]index.Step, bool) {
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return int(st[a].Dur() - st[b].Dur()) })
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(st[a].Dur(), st[b].Dur()) })
 	m := order[(len(order)-1)/2]
 	first := min(max(m-k/2, 0), len(st)-k)
 	return st[first : first+k], true
@@ -155,7 +156,7 @@ func NewTimeline(r *audit.Report) (*Figure, error) {
 		}
 		if s.Start >= lo && s.End <= hi {
 			names.Notes = append(names.Notes, note{X: x((s.Start + s.End) / 2), Y: float64(n) - 0.5, DY: vg.Points(2),
-				Text: stepName(s.Name) + "  " + units.Dur(s.Dur())})
+				Text: strings.TrimSpace(stepName(s.Name) + "  " + units.Dur(s.Dur())), Room: x(s.End) - x(s.Start), Short: units.Dur(s.Dur())})
 		}
 	}
 	slices.Sort(bounds.At)
