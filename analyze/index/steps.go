@@ -2,6 +2,7 @@ package index
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -168,11 +169,18 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 			continue
 		}
 		names := map[timeline.NameID]*stat{}
+		var outerEnd int64 = math.MinInt64
 		for _, i := range tr.Events {
 			e := &tl.Events[i]
 			if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start {
 				continue
 			}
+			// Only top-level ranges define steps: a range nested in another
+			// (an internal phase of a bigger one) would cut steps into slivers.
+			if e.Start < outerEnd {
+				continue
+			}
+			outerEnd = e.End
 			s := names[e.Name]
 			if s == nil {
 				s = &stat{first: e.Start}
@@ -204,11 +212,13 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 	// Names that repeat on this thread, to find where the last step ends.
 	counts := map[timeline.NameID]int{}
 	var occ []int32
+	var outerEnd int64 = math.MinInt64
 	for _, i := range tl.Tracks[best].Events {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start {
+		if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start || e.Start < outerEnd {
 			continue
 		}
+		outerEnd = e.End
 		counts[e.Name]++
 		if e.Name == bestName {
 			occ = append(occ, i)
@@ -231,7 +241,7 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 				end = max(end, e.End)
 			}
 		}
-		steps[k].End = end
+		steps[k].End = ix.queuedWorkEnd(timeline.TrackID(best), steps[k].Start, end)
 	}
 	for _, j := range tl.Tracks[best].Events {
 		e := &tl.Events[j]
@@ -251,13 +261,48 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 	return best, steps, tl.Name(bestName)
 }
 
+// queuedWorkEnd extends the end of the last step to the end of the GPU work
+// that its process launched within [start, end): the kernels a step queued
+// belong to it even when they run after its last host range.
+func (ix *Index) queuedWorkEnd(thread timeline.TrackID, start, end int64) int64 {
+	tl := ix.TL
+	pid := tl.Tracks[thread].PID
+	out := end
+	for i := range tl.Events {
+		g := &tl.Events[i]
+		if !g.Kind.IsGPUWork() || g.Link < 0 || g.End <= out {
+			continue
+		}
+		if c := &tl.Events[g.Link]; c.Start >= start && c.Start < end && tl.Tracks[c.Track].PID == pid {
+			out = g.End
+		}
+	}
+	return out
+}
+
 // markTeardown flags the last of the repeated-range steps as tear-down when
-// it lacks a range that every other step has: the loop's last iteration
-// (the iterator shutting its workers down, nothing left to prefetch) is
-// not a steady step. Cost: O(steps × names).
+// it runs over StartupFactor times the median of the others, or lacks a
+// range that every other step has: the loop's last iteration (the iterator
+// shutting its workers down, nothing left to prefetch, the GPU draining an
+// asynchronous loop's backlog) is not a steady step. Cost: O(steps × names).
 func (ix *Index) markTeardown(steps []Step, names []map[timeline.NameID]bool) {
 	n := len(steps)
 	if n < 3 {
+		return
+	}
+	mark := func() {
+		steps[n-1].Teardown = true
+		last := steps[n-1]
+		ix.Teardown = &last
+	}
+	// A last step that runs far longer than the others collects the loop's
+	// backlog (GPU work queued by an asynchronous loop) or its shutdown.
+	others := make([]int64, 0, n-1)
+	for _, s := range steps[:n-1] {
+		others = append(others, s.Dur())
+	}
+	if float64(steps[n-1].Dur()) > StartupFactor*float64(median(others)) {
+		mark()
 		return
 	}
 	for id := range names[0] {
@@ -269,9 +314,7 @@ func (ix *Index) markTeardown(steps []Step, names []map[timeline.NameID]bool) {
 			}
 		}
 		if inAll && !names[n-1][id] {
-			steps[n-1].Teardown = true
-			last := steps[n-1]
-			ix.Teardown = &last
+			mark()
 			return
 		}
 	}

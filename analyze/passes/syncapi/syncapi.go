@@ -80,8 +80,8 @@ func run(p *analyze.Pass) (any, error) {
 		name := timeline.BaseAPIName(tl.Name(e.Name))
 		names[name]++
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: next, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("%s blocks %s, then the GPU idles %s until the next kernel; %s of that could overlap the drained work",
+			StartNS: e.End, EndNS: next, Track: ix.Label(e.Track),
+			What: fmt.Sprintf("after %s (which blocked %s) the GPU idles %s until the next kernel; %s of that could overlap the drained work",
 				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))}})
 	}
 	if total == 0 {
