@@ -24,6 +24,8 @@ type AnalyzeOptions struct {
 	// FailOn is the severity at or above which the run exits 1 (none: never).
 	FailOn analyze.Severity
 	Config *analyze.Config
+	// OutDir, when set, receives report.md, report.json and the plots.
+	OutDir string
 	// Args are the command line, quoted in report.md.
 	Args []string
 }
@@ -150,6 +152,9 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 			if err != nil {
 				return err
 			}
+			if opts.OutDir != "" && len(args) > 1 {
+				return usagef("--out takes one trace file, got %d", len(args))
+			}
 			opts.Files, opts.Format, opts.FailOn, opts.Config = args, fl.format, fail, cfg
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
 			if runF != nil {
@@ -159,6 +164,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		},
 	}
 	fl.register(cmd)
+	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and plots (PNG and SVG) to this folder")
 	return cmd
 }
 
@@ -201,6 +207,11 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	}
 	if err != nil {
 		return err
+	}
+	if opts.OutDir != "" {
+		if err := writeAnalyzeOut(opts.OutDir, reports[0], strings.Join(opts.Args, " ")); err != nil {
+			return err
+		}
 	}
 	if _, err := opts.IO.Out.Write(buf.Bytes()); err != nil {
 		return err

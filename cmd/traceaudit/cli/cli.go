@@ -103,7 +103,7 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil))
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil))
 	return root
 }
 

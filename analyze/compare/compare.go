@@ -1,0 +1,126 @@
+// Package compare diffs the analyses of two runs, as `traceaudit diff`
+// reports them: the step speedup and which findings were resolved, are
+// new, persist or regressed (design.md's diff contract).
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+)
+
+// Diff is the `traceaudit diff --format json` object. Fields may be added,
+// never renamed.
+type Diff struct {
+	Before *audit.Report `json:"before"`
+	After  *audit.Report `json:"after"`
+	// StepSpeedup is before.steps.median_ns / after.steps.median_ns (0 when
+	// either has no steady steps).
+	StepSpeedup float64 `json:"step_speedup"`
+	// The four lists hold finding IDs at warning or error, sorted.
+	Resolved   []string `json:"resolved"`
+	New        []string `json:"new"`
+	Persisting []string `json:"persisting"`
+	Regressed  []string `json:"regressed"`
+	// Changes lists every finding of either run, before and after.
+	Changes []Change `json:"changes"`
+}
+
+// Side is a finding's state in one run (Severity "none" when absent).
+type Side struct {
+	Severity analyze.Severity `json:"severity"`
+	Share    float64          `json:"share"`
+	WastedNS int64            `json:"wasted_ns"`
+}
+
+// Change is one finding in both runs.
+type Change struct {
+	ID     string `json:"id"`
+	Before Side   `json:"before"`
+	After  Side   `json:"after"`
+	// Status is "resolved", "new", "persisting", "regressed" or "" (below
+	// warning in both).
+	Status string `json:"status"`
+}
+
+// Noise is the share change below which a persisting finding did not
+// regress: max(MinNoise, NoiseFraction × the before share).
+const (
+	MinNoise      = 0.02
+	NoiseFraction = 0.10
+)
+
+// Compare diffs two analyses.
+func Compare(before, after *audit.Report) *Diff {
+	d := &Diff{Before: before, After: after, Resolved: []string{}, New: []string{}, Persisting: []string{}, Regressed: []string{}, Changes: []Change{}}
+	if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
+		d.StepSpeedup = float64(before.Steps.MedianNS) / float64(after.Steps.MedianNS)
+	}
+	b, a := sides(before), sides(after)
+	ids := map[string]bool{}
+	for id := range b {
+		ids[id] = true
+	}
+	for id := range a {
+		ids[id] = true
+	}
+	var sorted []string
+	for id := range ids {
+		sorted = append(sorted, id)
+	}
+	slices.Sort(sorted)
+	for _, id := range sorted {
+		c := Change{ID: id, Before: b[id], After: a[id]}
+		c.Status = status(c.Before, c.After)
+		switch c.Status {
+		case "resolved":
+			d.Resolved = append(d.Resolved, id)
+		case "new":
+			d.New = append(d.New, id)
+		case "persisting":
+			d.Persisting = append(d.Persisting, id)
+		case "regressed":
+			d.Regressed = append(d.Regressed, id)
+		}
+		d.Changes = append(d.Changes, c)
+	}
+	return d
+}
+
+func sides(r *audit.Report) map[string]Side {
+	m := map[string]Side{}
+	for _, f := range r.Findings {
+		m[f.ID] = Side{Severity: f.Severity, Share: f.Share, WastedNS: f.WastedNS}
+	}
+	return m
+}
+
+func status(b, a Side) string {
+	bw, aw := b.Severity >= analyze.SeverityWarning, a.Severity >= analyze.SeverityWarning
+	switch {
+	case bw && !aw:
+		return "resolved"
+	case !bw && aw:
+		return "new"
+	case bw && aw:
+		if a.Severity > b.Severity || a.Share-b.Share > math.Max(MinNoise, NoiseFraction*b.Share) {
+			return "regressed"
+		}
+		return "persisting"
+	}
+	return ""
+}
+
+// Worst is the highest severity, in the after run, among new and regressed
+// findings (SeverityNone when there are none): what --fail-on tests.
+func (d *Diff) Worst() analyze.Severity {
+	w := analyze.SeverityNone
+	for _, c := range d.Changes {
+		if c.Status == "new" || c.Status == "regressed" {
+			w = max(w, c.After.Severity)
+		}
+	}
+	return w
+}

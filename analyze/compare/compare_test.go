@@ -1,0 +1,51 @@
+package compare
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+)
+
+func rep(median int64, fs ...analyze.Finding) *audit.Report {
+	r := &audit.Report{Findings: fs}
+	r.Steps.MedianNS = median
+	return r
+}
+
+func f(id string, sev analyze.Severity, share float64) analyze.Finding {
+	return analyze.Finding{ID: id, Severity: sev, Share: share}
+}
+
+func TestCompare(t *testing.T) {
+	const W, E, I = analyze.SeverityWarning, analyze.SeverityError, analyze.SeverityInfo
+	before := rep(100, f("a", E, 0.6), f("b", W, 0.10), f("c", W, 0.10), f("d", W, 0.30), f("e", W, 0.08), f("g", I, 0.01))
+	after := rep(40, f("b", W, 0.11), f("c", W, 0.13), f("d", E, 0.31), f("e", I, 0.02), f("g", W, 0.06), f("h", E, 0.4))
+	d := Compare(before, after)
+	if d.StepSpeedup != 2.5 {
+		t.Errorf("speedup %v", d.StepSpeedup)
+	}
+	check := func(name string, got, want []string) {
+		if !slices.Equal(got, want) {
+			t.Errorf("%s %v, want %v", name, got, want)
+		}
+	}
+	check("resolved", d.Resolved, []string{"a", "e"})
+	check("new", d.New, []string{"g", "h"})
+	// b: +0.01 is noise; c: +0.03 beats max(0.02, 0.01); d: warning -> error.
+	check("persisting", d.Persisting, []string{"b"})
+	check("regressed", d.Regressed, []string{"c", "d"})
+	if d.Worst() != E {
+		t.Errorf("worst %v", d.Worst())
+	}
+	if got := Compare(after, after).Worst(); got != analyze.SeverityNone {
+		t.Errorf("a run against itself: worst %v", got)
+	}
+}
+
+func TestNoSteps(t *testing.T) {
+	if d := Compare(rep(0), rep(10)); d.StepSpeedup != 0 {
+		t.Errorf("speedup %v", d.StepSpeedup)
+	}
+}

@@ -1,0 +1,202 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/outdir"
+	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/replay"
+	"github.com/traceaudit/traceaudit/replay/cuda"
+	"github.com/traceaudit/traceaudit/replay/cudaexec"
+	"github.com/traceaudit/traceaudit/report"
+	"github.com/traceaudit/traceaudit/report/plot"
+)
+
+// ReplayOptions are the inputs of `traceaudit replay`.
+type ReplayOptions struct {
+	IO        *IO
+	File      string
+	DryRun    bool
+	Steps     int
+	Variants  string
+	Device    int
+	Format    string
+	OutDir    string
+	Config    *analyze.Config
+	Args      []string
+	dataRange string
+	stepRange string
+}
+
+// NewCmdReplay builds `traceaudit replay`.
+func NewCmdReplay(ios *IO, runF func(*ReplayOptions) error) *cobra.Command {
+	opts := &ReplayOptions{IO: ios}
+	cmd := &cobra.Command{
+		Use:   "replay [flags] FILE",
+		Short: "On a GPU box: replay one step of the trace as observed and once per fix, and measure the speedups",
+		Long: `replay analyzes the trace, builds a plan of one steady-state step (host data
+work, copies with their sizes and memory kinds, munmap of batch buffers where
+the trace shows munmap stalls, GPU compute time), and runs it on a GPU with
+real copies, streams, a spin kernel over all SMs and real host work: once as
+observed and once per recommended fix (pinned, pinned-copy-stream,
+prefetch-workers, reuse-buffers, all). It reports the measured step time and
+speedup of each next to the analyzer's prediction, and the fidelity of the
+observed replay against the trace.
+
+It needs libcuda.so.1 and an NVIDIA GPU; --dry-run prints the plan anywhere.
+It refuses plans needing more than half the free device memory and frees
+everything on exit and on Ctrl-C.`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(opts.Format, "text", "json", "markdown"); err != nil {
+				return err
+			}
+			if opts.Steps < 1 || opts.Steps > 10000 {
+				return usagef("--steps %d: want 1 to 10000", opts.Steps)
+			}
+			if opts.Device < 0 {
+				return usagef("--device %d: want a device ordinal, 0 or more", opts.Device)
+			}
+			cfg := analyze.DefaultConfig()
+			re, err := regexp.Compile(opts.dataRange)
+			if err != nil {
+				return usagef("--data-range: %v", err)
+			}
+			cfg.DataRange = re
+			if opts.stepRange != "" {
+				if cfg.StepRange, err = regexp.Compile(opts.stepRange); err != nil {
+					return usagef("--step-range: %v", err)
+				}
+			}
+			opts.Config, opts.File = cfg, args[0]
+			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
+			if runF != nil {
+				return runF(opts)
+			}
+			return replayRun(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the plan without running it (no GPU needed)")
+	fl.IntVar(&opts.Steps, "steps", 10, "measured steps per variant (after 2 warm-up steps)")
+	fl.StringVar(&opts.Variants, "variants", "", "comma-separated variants to run (default: observed, the fixes the findings call for, and all)")
+	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
+	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
+	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
+	fl.StringVar(&opts.dataRange, "data-range", analyze.DefaultDataRange, "regular expression for host ranges that load data")
+	fl.StringVar(&opts.stepRange, "step-range", "", "regular expression for host ranges that are training steps")
+	return cmd
+}
+
+func replayRun(opts *ReplayOptions) error {
+	tl, err := load(opts.IO, opts.File)
+	if err != nil {
+		return err
+	}
+	r, err := audit.Run(tl, opts.Config)
+	if err != nil {
+		return err
+	}
+	p, err := replay.Build(r)
+	if err != nil {
+		return fmt.Errorf("%s: cannot replay: %w", opts.File, err)
+	}
+	if err := p.Select(opts.Variants); err != nil {
+		return usagef("--variants: %v", err)
+	}
+	var rep *replay.Report
+	if opts.DryRun {
+		rep = replay.NewReport(p, "", false, 0)
+	} else {
+		if rep, err = runReplay(opts, p); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	command := strings.Join(opts.Args, " ")
+	switch opts.Format {
+	case "json":
+		err = report.WriteReplayJSON(&buf, rep)
+	case "markdown":
+		err = report.WriteReplayMarkdown(&buf, rep, report.MarkdownOptions{Command: command})
+	default:
+		err = report.WriteReplayText(&buf, rep)
+	}
+	if err != nil {
+		return err
+	}
+	if opts.OutDir != "" {
+		if err := writeReplayOut(opts.OutDir, rep, command); err != nil {
+			return err
+		}
+	}
+	_, err = opts.IO.Out.Write(buf.Bytes())
+	return err
+}
+
+// runReplay opens the GPU and runs the plan, stopping cleanly on Ctrl-C.
+func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
+	ex, err := cudaexec.Open(opts.Device)
+	if err != nil {
+		if errors.Is(err, cuda.ErrNoCUDA) || errors.Is(err, cuda.ErrNoDevice) {
+			return nil, fmt.Errorf("%s: cannot replay here: %v (replay runs on a machine with an NVIDIA GPU; --dry-run prints the plan anywhere)", opts.File, err)
+		}
+		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
+	}
+	defer ex.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
+	defer bar.Done()
+	const warmup = 2
+	err = replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
+		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
+	if err != nil {
+		return nil, fmt.Errorf("%s: replay: %w", opts.File, err)
+	}
+	return replay.NewReport(p, ex.Device(), true, opts.Steps), nil
+}
+
+func writeReplayOut(dir string, rep *replay.Report, command string) error {
+	return writeOut(dir, func(w *outdir.Writer) error {
+		var plots []report.Plot
+		if !rep.DryRun {
+			bars := make([]plot.ReplayBar, 0, len(rep.Variants))
+			for _, v := range rep.Variants {
+				pred := int64(0)
+				if v.PredictedSpeedup > 0 {
+					pred = int64(float64(rep.Variants[0].StepNSMedian) / v.PredictedSpeedup)
+				}
+				bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMedian, PredictedNS: pred})
+			}
+			pw, err := plot.Replay(w.Dir(), bars)
+			if err != nil {
+				return err
+			}
+			plots = plotsOf([]plot.Written{pw})
+		}
+		var md, js bytes.Buffer
+		if err := report.WriteReplayMarkdown(&md, rep, report.MarkdownOptions{Command: command, Plots: plots}); err != nil {
+			return err
+		}
+		if err := report.WriteReplayJSON(&js, rep); err != nil {
+			return err
+		}
+		if err := w.File("report.md", md.Bytes()); err != nil {
+			return err
+		}
+		return w.File("report.json", js.Bytes())
+	})
+}

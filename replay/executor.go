@@ -1,0 +1,48 @@
+package replay
+
+import "time"
+
+// Executor carries out the GPU side of a replay. replay/cudaexec implements
+// it over the CUDA driver API; tests use a fake. Methods are called from
+// one goroutine (the replay's main loop) except AllocPinned/FreePinned,
+// which producer goroutines never call either: all allocation happens in
+// setup.
+type Executor interface {
+	// Device names the GPU ("NVIDIA H200 (device 0, 132 SMs)").
+	Device() string
+	// FreeMemory is the device memory free now, in bytes.
+	FreeMemory() (int64, error)
+	// AllocDevice allocates n bytes of device memory (never managed
+	// memory).
+	AllocDevice(n int64) (DeviceBuffer, error)
+	// AllocPinned allocates n bytes of page-locked host memory.
+	AllocPinned(n int64) ([]byte, error)
+	// NewStream creates a stream.
+	NewStream() (Stream, error)
+	// CopyHtoD copies src to dst. Pageable sources are copied with a
+	// blocking call; pinned ones asynchronously on s.
+	CopyHtoD(s Stream, dst DeviceBuffer, src []byte, pinned bool) error
+	// CopyDtoH copies src to dst, like CopyHtoD in the other direction.
+	CopyDtoH(s Stream, dst []byte, src DeviceBuffer, pinned bool) error
+	// Compute occupies the GPU on s for d with a kernel over all SMs.
+	Compute(s Stream, d time.Duration) error
+	// Record records an event on s.
+	Record(s Stream) (Event, error)
+	// Wait makes s wait for e without blocking the host.
+	Wait(s Stream, e Event) error
+	// Sync blocks the host until s is idle.
+	Sync(s Stream) error
+	// Elapsed is the GPU time between two completed events.
+	Elapsed(a, b Event) (time.Duration, error)
+	// Release frees an event.
+	Release(e Event)
+	// Close frees everything the executor allocated. Safe to call twice.
+	Close() error
+}
+
+// DeviceBuffer, Stream and Event are executor handles.
+type (
+	DeviceBuffer interface{ Size() int64 }
+	Stream       any
+	Event        any
+)

@@ -1,0 +1,74 @@
+package replay
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// burn keeps the calling goroutine's CPU busy for d: real host work of the
+// observed length (integer arithmetic, checking the clock every few µs).
+func burn(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	end := time.Now().Add(d)
+	x := uint64(88172645463325252)
+	for {
+		for range 256 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+		}
+		if time.Now().After(end) {
+			break
+		}
+	}
+	sink = x
+}
+
+var sink uint64
+
+// fill writes every byte of b (a batch being produced): on a fresh mapping
+// this also faults its pages in, as building a real batch does.
+func fill(b []byte, seed byte) {
+	if len(b) == 0 {
+		return
+	}
+	for i := 0; i < len(b) && i < 4096; i++ {
+		b[i] = seed + byte(i)
+	}
+	for n := min(4096, len(b)); n < len(b); n *= 2 {
+		copy(b[n:], b[:n])
+	}
+}
+
+// work is a data phase of length d that also writes batch b (when b is not
+// nil). It returns how long it took.
+func work(d time.Duration, b []byte, seed byte) time.Duration {
+	t0 := time.Now()
+	fill(b, seed)
+	burn(d - time.Since(t0))
+	return time.Since(t0)
+}
+
+// mapping is a real anonymous private mapping, as glibc makes for large
+// allocations, released with a real munmap.
+type mapping struct{ b []byte }
+
+func newMapping(n int64) (*mapping, error) {
+	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %d bytes: %w", n, err)
+	}
+	return &mapping{b: b}, nil
+}
+
+func (m *mapping) unmap() error {
+	if m == nil || m.b == nil {
+		return nil
+	}
+	err := syscall.Munmap(m.b)
+	m.b = nil
+	return err
+}

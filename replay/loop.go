@@ -1,0 +1,272 @@
+package replay
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// batch is one step's host data: one buffer per copy of the plan.
+type batch struct {
+	bufs [][]byte
+	// maps back bufs when the plan replays munmap: released with a real
+	// munmap instead of being reused.
+	maps []*mapping
+	// filled says the buffers hold data (a reused buffer keeps it).
+	filled bool
+	// slot is the pinned slot holding the data, or -1 for pageable memory.
+	slot int
+}
+
+// loop runs one variant's steps.
+type loop struct {
+	r   *rig
+	s   Setup
+	ctx context.Context
+	// cancel stops the producers; wg waits for them.
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// ready delivers batches made by producer goroutines (nil: the main
+	// thread makes them); errc carries a producer's failure.
+	ready chan *batch
+	errc  chan error
+	reuse pool
+	// pinFree holds free pinned slots; pinBufs[slot][copy] their buffers.
+	pinFree chan int
+	pinBufs [][][]byte
+	// With a copy stream: the batch already on its way to the device, the
+	// device slot it goes to, the event that marks its arrival and the
+	// GPU operations issued for it.
+	next     *batch
+	nextSlot int
+	nextEv   Event
+	nextOps  []timed
+	seed     byte
+}
+
+// freshMaps says whether batches live in fresh mappings unmapped after
+// their copy (the observed munmap stalls).
+func (l *loop) freshMaps() bool { return l.r.p.Step.Munmaps > 0 && !l.s.ReuseBuffers }
+
+func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
+	c, cancel := context.WithCancel(ctx)
+	l := &loop{r: r, s: s, ctx: c, cancel: cancel, errc: make(chan error, 16)}
+	st := &r.p.Step
+	if s.Pinned {
+		const slots = 3 // in use, in flight, being filled
+		l.pinFree = make(chan int, slots)
+		for i := range slots {
+			var bufs [][]byte
+			for _, cp := range st.Copies {
+				b, err := r.ex.AllocPinned(cp.Bytes)
+				if err != nil {
+					cancel()
+					return nil, err
+				}
+				bufs = append(bufs, b)
+			}
+			l.pinBufs = append(l.pinBufs, bufs)
+			l.pinFree <- i
+		}
+	}
+	s.Workers = min(s.Workers, runtime.NumCPU()) // capped at the CPU count
+	l.s = s
+	switch {
+	case s.Workers > 0:
+		l.ready = make(chan *batch, 2*s.Workers) // prefetch_factor 2
+		for w := range s.Workers {
+			l.wg.Add(1)
+			go l.produce(w, time.Duration(st.DataNS))
+		}
+	case l.freshMaps() && !r.mainFills():
+		// In the trace the batches arrived ready-made (from DataLoader
+		// worker processes, in fresh shared-memory mappings) and the main
+		// thread only unmapped them: a feeder goroutine makes them.
+		l.ready = make(chan *batch, 2)
+		l.wg.Add(1)
+		go l.produce(0, 0)
+	}
+	return l, nil
+}
+
+// produce is a producer goroutine. Each batch is the full per-batch host
+// work: d of CPU work that also writes the batch, in a new or reused buffer.
+func (l *loop) produce(worker int, d time.Duration) {
+	defer l.wg.Done()
+	seed := byte(worker)
+	for {
+		b, err := l.newBatch()
+		if err != nil {
+			l.errc <- err
+			return
+		}
+		t0 := time.Now()
+		for _, buf := range b.bufs {
+			fill(buf, seed)
+		}
+		b.filled = true
+		burn(d - time.Since(t0))
+		if h := l.r.hooks.produce; h != nil {
+			h(worker)
+		}
+		select {
+		case l.ready <- b:
+		case <-l.ctx.Done():
+			l.release(b)
+			return
+		}
+		seed++
+	}
+}
+
+// newBatch allocates a batch: fresh mappings when munmap is replayed, else
+// a reused buffer.
+func (l *loop) newBatch() (*batch, error) {
+	if b := l.reuse.get(); b != nil {
+		return b, nil
+	}
+	b := &batch{slot: -1}
+	for _, c := range l.r.p.Step.Copies {
+		if !l.freshMaps() {
+			b.bufs = append(b.bufs, make([]byte, c.Bytes))
+			continue
+		}
+		m, err := newMapping(c.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		b.maps = append(b.maps, m)
+		b.bufs = append(b.bufs, m.b)
+	}
+	return b, nil
+}
+
+// release gives a pageable batch back: a real munmap of each mapping, or
+// back to the pool.
+func (l *loop) release(b *batch) error {
+	if b == nil || b.slot >= 0 {
+		return nil
+	}
+	if len(b.maps) > 0 {
+		for _, m := range b.maps {
+			if err := m.unmap(); err != nil {
+				return fmt.Errorf("munmap: %w", err)
+			}
+			if h := l.r.hooks.unmap; h != nil {
+				h()
+			}
+		}
+		return nil
+	}
+	l.reuse.put(b)
+	return nil
+}
+
+// take obtains the next host batch on the main thread, from the producers
+// or by running the data phase here.
+func (l *loop) take() (*batch, error) {
+	d := time.Duration(l.r.p.Step.DataNS)
+	if l.ready != nil {
+		var b *batch
+		select {
+		case b = <-l.ready:
+		case err := <-l.errc:
+			return nil, err
+		case <-l.ctx.Done():
+			return nil, l.ctx.Err()
+		}
+		if l.s.Workers == 0 {
+			burn(d) // the main thread's own data phase
+		}
+		return b, nil
+	}
+	b, err := l.newBatch()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if l.r.mainFills() || !b.filled {
+		for _, x := range b.bufs {
+			fill(x, l.seed)
+		}
+		b.filled = true
+	}
+	l.seed++
+	burn(d - time.Since(t0))
+	return b, nil
+}
+
+// obtain is take, then pinning when the variant copies from pinned memory.
+// Pinning (a host copy into a pinned slot, as PyTorch's pin_memory does)
+// runs on the main loop's path: it can only start once the batch exists.
+func (l *loop) obtain() (*batch, error) {
+	b, err := l.take()
+	if err != nil || !l.s.Pinned {
+		return b, err
+	}
+	var slot int
+	select {
+	case slot = <-l.pinFree:
+	case <-l.ctx.Done():
+		return nil, l.ctx.Err()
+	}
+	out := &batch{bufs: l.pinBufs[slot], filled: true, slot: slot}
+	for i, src := range b.bufs {
+		copy(out.bufs[i], src)
+	}
+	return out, l.release(b)
+}
+
+// done frees a batch after its step: the pinned slot, or the pageable
+// buffers (unmapping them when munmap is replayed).
+func (l *loop) done(b *batch) error {
+	if b == nil {
+		return nil
+	}
+	if b.slot >= 0 {
+		l.pinFree <- b.slot
+		return nil
+	}
+	return l.release(b)
+}
+
+func (l *loop) close() {
+	l.cancel()
+	if l.ready != nil {
+		stop := make(chan struct{})
+		go func() { // drain so blocked producers see the cancellation
+			for {
+				select {
+				case b := <-l.ready:
+					l.release(b)
+				case <-stop:
+					return
+				}
+			}
+		}()
+		l.wg.Wait()
+		close(stop)
+		for {
+			select {
+			case b := <-l.ready:
+				l.release(b)
+				continue
+			default:
+			}
+			break
+		}
+	}
+	if l.next != nil {
+		l.r.ex.Sync(l.r.copies) // the prefetched copy reads its slot
+		l.done(l.next)
+		l.r.ex.Release(l.nextEv)
+		for _, o := range l.nextOps {
+			l.r.ex.Release(o.a)
+			l.r.ex.Release(o.b)
+		}
+		l.next, l.nextEv, l.nextOps = nil, nil, nil
+	}
+	l.reuse = pool{}
+}
