@@ -196,8 +196,10 @@ func sqlStats(t *testing.T, path string) rawStats {
 		addThreads("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass != 67")
 	}
 	if tables["OSRT_API"] {
-		s.Host.OSCalls = int(one("SELECT count(*) FROM OSRT_API"))
-		addThreads("SELECT DISTINCT globalTid FROM OSRT_API")
+		// eventClass 31 and 32 mark profiling start and stop ("[Unknown]",
+		// zero length): nsys's own markers, not OS calls.
+		s.Host.OSCalls = int(one("SELECT count(*) FROM OSRT_API WHERE eventClass NOT IN (31, 32)"))
+		addThreads("SELECT DISTINCT globalTid FROM OSRT_API WHERE eventClass NOT IN (31, 32)")
 	}
 	if tables["NVTX_EVENTS"] {
 		s.Host.Ranges = int(one("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60)"))

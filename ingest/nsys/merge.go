@@ -1,0 +1,189 @@
+package nsys
+
+import (
+	"math"
+
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// merger adds the events of all chunks to the Builder in time order (each
+// chunk is already sorted), resolving the workers' local names and tracks.
+// Names are interned and tracks declared in order of first use in time, so
+// the result does not depend on how the tasks were spread over workers.
+// Ranges without a recorded end get the capture's last timestamp.
+type merger struct {
+	b    *timeline.Builder
+	strs *stringTable
+	// per worker: local name -> NameID (-1: not yet), its range class, and
+	// local track -> TrackID (-1: not yet).
+	names  [][]int64
+	ranges [][]timeline.RangeKind
+	tracks [][]int64
+	// missing counts references to ids absent from StringIds.
+	missing    int
+	dataLoader bool
+}
+
+func newMerger(b *timeline.Builder, strs *stringTable, workers []*worker) *merger {
+	m := &merger{b: b, strs: strs, names: make([][]int64, len(workers)),
+		ranges: make([][]timeline.RangeKind, len(workers)), tracks: make([][]int64, len(workers))}
+	for _, w := range workers {
+		m.names[w.id] = fill(len(w.names.list))
+		m.ranges[w.id] = make([]timeline.RangeKind, len(w.names.list))
+		m.tracks[w.id] = fill(len(w.tracks.list))
+	}
+	return m
+}
+
+func fill(n int) []int64 {
+	s := make([]int64, n)
+	for i := range s {
+		s[i] = -1
+	}
+	return s
+}
+
+// cursor is the next event of one chunk.
+type cursor struct {
+	c *chunk
+	i int
+}
+
+// run merges chunks with a binary heap keyed on (start, end descending,
+// task order).
+func (m *merger) run(chunks []*chunk) {
+	last := int64(math.MinInt64)
+	var h []cursor
+	for _, c := range chunks {
+		if c == nil || len(c.events) == 0 {
+			continue
+		}
+		last = max(last, c.maxTS)
+		h = append(h, cursor{c: c})
+	}
+	less := func(a, b cursor) bool {
+		x, y := &a.c.events[a.i], &b.c.events[b.i]
+		if x.Start != y.Start {
+			return x.Start < y.Start
+		}
+		if x.End != y.End {
+			return x.End > y.End
+		}
+		return a.c.task.idx < b.c.task.idx
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			j := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				j = r
+			}
+			if !less(h[j], h[i]) {
+				return
+			}
+			h[i], h[j] = h[j], h[i]
+			i = j
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		top := &h[0]
+		m.add(top.c.w, top.c.events[top.i], last)
+		top.i++
+		if top.i == len(top.c.events) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+}
+
+// add resolves e's local name and track and adds it to the builder.
+func (m *merger) add(w *worker, e timeline.Event, last int64) {
+	names, ranges := m.names[w.id], m.ranges[w.id]
+	ln := e.Name
+	if names[ln] < 0 {
+		ref := w.names.list[ln]
+		s := ref.text
+		if ref.isSID {
+			var ok bool
+			if s, ok = m.strs.get(ref.sid); !ok {
+				m.missing++
+			}
+		}
+		names[ln] = int64(m.b.Intern(s))
+		ranges[ln] = timeline.ClassifyRange(s, timeline.RangeNVTX)
+	}
+	e.Name = timeline.NameID(names[ln])
+	if e.Kind == timeline.KindRange {
+		e.Range = ranges[ln]
+		if e.Range == timeline.RangeDataLoader {
+			m.dataLoader = true
+		}
+	}
+	tracks := m.tracks[w.id]
+	lt := e.Track
+	if tracks[lt] < 0 {
+		k := w.tracks.list[lt]
+		if k.gpu {
+			tracks[lt] = int64(m.b.GPUTrack(k.a, k.b))
+		} else {
+			tracks[lt] = int64(m.b.HostTrack(k.a, k.b))
+		}
+	}
+	e.Track = timeline.TrackID(tracks[lt])
+	if e.Flags&timeline.FlagOpenEnd != 0 {
+		e.End = max(last, e.Start)
+	}
+	m.b.Add(e)
+}
+
+// Worker-local tracks (see localNames for why workers keep their own).
+
+// trackKey is a GPU stream (device, stream) or a host thread (pid, tid).
+type trackKey struct {
+	gpu  bool
+	a, b int64
+}
+
+// localTracks numbers the tracks one worker has seen.
+type localTracks struct {
+	idx     map[trackKey]uint32
+	list    []trackKey
+	last    trackKey
+	lastIdx uint32
+	hasLast bool
+}
+
+func newLocalTracks() localTracks { return localTracks{idx: map[trackKey]uint32{}} }
+
+// get returns the local index of track k. Consecutive rows are usually on
+// the same track, so the last one is remembered.
+func (t *localTracks) get(k trackKey) timeline.TrackID {
+	if t.hasLast && k == t.last {
+		return timeline.TrackID(t.lastIdx)
+	}
+	i, ok := t.idx[k]
+	if !ok {
+		i = uint32(len(t.list))
+		t.list = append(t.list, k)
+		t.idx[k] = i
+	}
+	t.last, t.lastIdx, t.hasLast = k, i, true
+	return timeline.TrackID(i)
+}
+
+func (t *localTracks) gpu(device, stream int64) timeline.TrackID {
+	return t.get(trackKey{gpu: true, a: device, b: stream})
+}
+
+// host returns the track of the thread packed in globalTid g.
+func (t *localTracks) host(g int64) timeline.TrackID {
+	pid, tid := splitGlobalID(g)
+	return t.get(trackKey{a: pid, b: tid})
+}
