@@ -36,6 +36,11 @@ type loop struct {
 	// pinFree holds free pinned slots; pinBufs[slot][copy] their buffers.
 	pinFree chan int
 	pinBufs [][][]byte
+	// pinned delivers batches pinned in the background by the pin
+	// goroutine when producers make the batches; kept is the one pinned
+	// batch of a loop that reuses a single batch (pinned once).
+	pinned chan *batch
+	kept   *batch
 	// With a copy stream: the batch already on its way to the device, the
 	// device slot it goes to, the event that marks its arrival and the
 	// GPU operations issued for it.
@@ -83,12 +88,50 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 	case l.freshMaps() && !r.mainFills():
 		// In the trace the batches arrived ready-made (from DataLoader
 		// worker processes, in fresh shared-memory mappings) and the main
-		// thread only unmapped them: a feeder goroutine makes them.
-		l.ready = make(chan *batch, 2)
+		// thread only unmapped them: feeders, as many as the DataLoader's
+		// usual 4 workers, make them.
+		n := min(4, runtime.NumCPU())
+		l.ready = make(chan *batch, 2*n)
+		for w := range n {
+			l.wg.Add(1)
+			go l.produce(w, 0)
+		}
+	}
+	if s.Pinned && l.ready != nil {
+		// As the DataLoader's pin thread does: pin produced batches in the
+		// background, freeing (unmapping) the pageable originals there.
+		l.pinned = make(chan *batch, 1)
 		l.wg.Add(1)
-		go l.produce(0, 0)
+		go l.pinLoop()
 	}
 	return l, nil
+}
+
+// pinLoop is the pin goroutine: it copies each produced batch into a free
+// pinned slot and releases the pageable batch.
+func (l *loop) pinLoop() {
+	defer l.wg.Done()
+	for {
+		var b *batch
+		select {
+		case b = <-l.ready:
+		case <-l.ctx.Done():
+			return
+		}
+		out, err := l.pin(b)
+		if err != nil {
+			if l.ctx.Err() == nil {
+				l.errc <- err
+			}
+			return
+		}
+		select {
+		case l.pinned <- out:
+		case <-l.ctx.Done():
+			l.done(out)
+			return
+		}
+	}
 }
 
 // produce is a producer goroutine. Each batch is the full per-batch host
@@ -198,18 +241,57 @@ func (l *loop) take() (*batch, error) {
 	return b, nil
 }
 
-// obtain is take, then pinning when the variant copies from pinned memory.
-// Pinning (a host copy into a pinned slot, as PyTorch's pin_memory does)
-// runs on the main loop's path: it can only start once the batch exists.
+// obtain gets the next batch for the main loop, in pinned memory when the
+// variant copies from pinned memory. Pinning is a host copy into a pinned
+// slot, as PyTorch's pin_memory does: done in the background (pinLoop) when
+// producers make the batches, on the main thread when it makes them itself,
+// and once when the loop reuses one batch that no one remakes.
 func (l *loop) obtain() (*batch, error) {
-	b, err := l.take()
-	if err != nil || !l.s.Pinned {
-		return b, err
+	if !l.s.Pinned {
+		return l.take()
 	}
+	if l.pinned != nil {
+		select {
+		case b := <-l.pinned:
+			if l.s.Workers == 0 {
+				burn(time.Duration(l.r.p.Step.DataNS)) // the main thread's own data phase
+			}
+			return b, nil
+		case err := <-l.errc:
+			return nil, err
+		case <-l.ctx.Done():
+			return nil, l.ctx.Err()
+		}
+	}
+	if !l.r.mainFills() && !l.freshMaps() {
+		if l.kept == nil {
+			b, err := l.take()
+			if err != nil {
+				return nil, err
+			}
+			if l.kept, err = l.pin(b); err != nil {
+				return nil, err
+			}
+		} else {
+			burn(time.Duration(l.r.p.Step.DataNS))
+		}
+		return l.kept, nil
+	}
+	b, err := l.take()
+	if err != nil {
+		return nil, err
+	}
+	return l.pin(b)
+}
+
+// pin copies a batch into a free pinned slot and releases the pageable
+// batch (unmapping it when munmap is replayed).
+func (l *loop) pin(b *batch) (*batch, error) {
 	var slot int
 	select {
 	case slot = <-l.pinFree:
 	case <-l.ctx.Done():
+		l.release(b)
 		return nil, l.ctx.Err()
 	}
 	out := &batch{bufs: l.pinBufs[slot], filled: true, slot: slot}
@@ -222,7 +304,7 @@ func (l *loop) obtain() (*batch, error) {
 // done frees a batch after its step: the pinned slot, or the pageable
 // buffers (unmapping them when munmap is replayed).
 func (l *loop) done(b *batch) error {
-	if b == nil {
+	if b == nil || b == l.kept {
 		return nil
 	}
 	if b.slot >= 0 {
@@ -246,6 +328,18 @@ func (l *loop) close() {
 				}
 			}
 		}()
+		if l.pinned != nil {
+			go func() {
+				for {
+					select {
+					case b := <-l.pinned:
+						l.done(b)
+					case <-stop:
+						return
+					}
+				}
+			}()
+		}
 		l.wg.Wait()
 		close(stop)
 		for {

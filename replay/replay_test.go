@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -207,7 +208,7 @@ func TestPrefetchWorkersVariant(t *testing.T) {
 	_, r := runVariant(t, p, PrefetchWorkers, func(r *rig) {
 		r.hooks.produce = func(w int) { mu.Lock(); seen[w] = true; mu.Unlock() }
 	})
-	want := Workers(&p.Step, p.ObservedStepNS)
+	want := min(Workers(&p.Step, p.ObservedStepNS), runtime.NumCPU())
 	_ = r
 	if want < 2 {
 		t.Fatalf("workers %d", want)
