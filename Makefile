@@ -23,9 +23,13 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-# Benchmarks on generated large traces (see README, "Performance").
+# Benchmarks: the Go benchmarks of the readers and analyzers, then
+# traceaudit against the Python references on generated 250 MB and 1 GB
+# Chrome traces and a 2 M-row nsys export, each as its own process (see
+# README, "Performance"). BENCHFLAGS=-skip-1gb skips the 1 GB trace.
 bench:
-	$(GO) run ./internal/benchrun
+	$(GO) test -run '^$$' -bench . -benchmem ./ingest/... ./analyze/...
+	$(GO) run ./internal/benchrun $(BENCHFLAGS)
 
 # The main job on the shipped sample trace.
 demo: build
