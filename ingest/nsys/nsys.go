@@ -58,7 +58,15 @@ type Options struct {
 	// unknown kinds, names missing from StringIds. It is called from the
 	// goroutine that called ReadFile.
 	Warn func(msg string)
+	// MaxEvents, when above 0, refuses exports with more rows than this
+	// (ErrTooLarge) before reading them: the caller derives it from the
+	// memory available.
+	MaxEvents int64
 }
+
+// ErrTooLarge is returned (wrapped) when an export has more rows than
+// Options.MaxEvents.
+var ErrTooLarge = errors.New("too large for the memory available")
 
 // ErrNoCUDA is returned (wrapped) when an nsys export has none of the CUDA
 // activity tables (kernels, copies, memsets, graph executions, API calls).
@@ -92,6 +100,15 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	tasks, err := planTasks(x.db, readers)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MaxEvents > 0 {
+		var rows int64
+		for _, t := range tasks {
+			rows += t.est
+		}
+		if rows > opts.MaxEvents {
+			return nil, fmt.Errorf("nsys: %w: about %d rows, at most %d fit", ErrTooLarge, rows, opts.MaxEvents)
+		}
 	}
 	threads, err := x.readThreadNames()
 	if err != nil {

@@ -19,19 +19,23 @@ type Writer struct {
 	names []string
 }
 
-// New starts writing folder dir: it creates a temporary sibling folder.
-// The parent of dir must exist.
+// New starts writing folder dir: it creates a temporary sibling folder,
+// and dir's parent folders if they are missing.
 func New(dir string) (*Writer, error) {
 	dir = filepath.Clean(dir)
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		return nil, fmt.Errorf("%s: exists and is not a folder", dir)
 	}
 	parent := filepath.Dir(dir)
-	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: parent folder %s does not exist", dir, parent)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return &Writer{dir: dir, tmp: tmp}, nil

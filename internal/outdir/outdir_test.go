@@ -86,8 +86,19 @@ func TestRejects(t *testing.T) {
 	if _, err := New(f); err == nil {
 		t.Error("a file is not a folder")
 	}
-	if _, err := New(filepath.Join(parent, "missing", "audit")); err == nil {
-		t.Error("missing parent accepted")
+	if _, err := New(filepath.Join(f, "audit")); err == nil {
+		t.Error("a folder under a file accepted")
+	}
+	nested := filepath.Join(parent, "a", "b", "audit")
+	w0, err := New(nested)
+	if err != nil {
+		t.Fatalf("missing parents must be created: %v", err)
+	}
+	if err := w0.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(nested); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("report folder %v %v", st, err)
 	}
 	w, _ := New(filepath.Join(parent, "audit"))
 	defer w.Abort()
