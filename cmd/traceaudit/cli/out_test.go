@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/internal/golden"
+	"github.com/traceaudit/traceaudit/internal/testfix"
+)
+
+// checkReportFolder asserts every plot exists as a decodable PNG of at least
+// 1200x600 and an SVG, and that report.md links each PNG.
+func checkReportFolder(t *testing.T, dir string, plots []string) string {
+	t.Helper()
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js map[string]any
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil || json.Unmarshal(b, &js) != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	for _, p := range plots {
+		f, err := os.Open(filepath.Join(dir, p+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width < 1200 || cfg.Height < 600 {
+			t.Errorf("%s.png: %v %dx%d", p, err, cfg.Width, cfg.Height)
+		}
+		svg, err := os.ReadFile(filepath.Join(dir, p+".svg"))
+		if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("%s.svg: %v", p, err)
+		}
+		if !bytes.Contains(md, []byte("]("+p+".png)")) {
+			t.Errorf("report.md does not link %s.png", p)
+		}
+	}
+	return string(md)
+}
+
+func TestAnalyzeOut(t *testing.T) {
+	for _, name := range []string{"b0_pageable_sync.nsys.sqlite", "r0_baseline.pt.trace.json.gz"} {
+		t.Run(name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "audit")
+			_, errOut, code := run(t, "analyze", "--out", out, filepath.Join("fixtures", name))
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			md := checkReportFolder(t, out, []string{"timeline", "utilization", "steps", "findings"})
+			md = strings.ReplaceAll(md, out, "OUT")
+			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", name+".report.md"), []byte(md))
+		})
+	}
+}
+
+func TestFailedRunKeepsPreviousReport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "audit")
+	if _, errOut, code := run(t, "analyze", "--out", out, "fixtures/b0_pageable_sync.pt.trace.json.gz"); code != 0 {
+		t.Fatal(errOut)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"traceEvents": 7}`), 0o644)
+	if _, _, code := run(t, "analyze", "--out", out, bad); code != 2 {
+		t.Fatalf("exit %d, want 2", code)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !bytes.Equal(before, after) {
+		t.Error("a failed run changed the previous report")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("leftovers beside the report folder: %v", entries)
+	}
+}
+
+func TestDiff(t *testing.T) {
+	r0, r3 := "fixtures/r0_baseline.pt.trace.json.gz", "fixtures/r3_streams.pt.trace.json.gz"
+	for _, format := range []string{"text", "markdown", "json"} {
+		t.Run(format, func(t *testing.T) {
+			out, errOut, code := run(t, "diff", "--format", format, r0, r3)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			ext := map[string]string{"text": "txt", "json": "json", "markdown": "md"}[format]
+			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", "r0-r3.diff."+ext), []byte(out))
+		})
+	}
+	out, _, _ := run(t, "diff", "--format", "json", r0, r3)
+	var d struct {
+		StepSpeedup float64  `json:"step_speedup"`
+		Resolved    []string `json:"resolved"`
+		New         []string `json:"new"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	// The traces' median steps are 511 ms and 64.8 ms.
+	if d.StepSpeedup < 7.5 || d.StepSpeedup > 8.3 {
+		t.Errorf("step speedup %.2f", d.StepSpeedup)
+	}
+	for _, id := range []string{"dataloader-wait", "sync-memcpy"} {
+		if !strings.Contains(strings.Join(d.Resolved, " "), id) {
+			t.Errorf("%s not resolved: %v", id, d.Resolved)
+		}
+	}
+	if len(d.New) != 0 {
+		t.Errorf("new %v", d.New)
+	}
+	// The reverse brings starvation back: CI must fail.
+	if _, errOut, code := run(t, "diff", "--fail-on", "warning", r3, r0); code != 1 || !strings.Contains(errOut, "new or regressed") {
+		t.Errorf("reverse diff: exit %d, %q", code, errOut)
+	}
+	if _, _, code := run(t, "diff", "--fail-on", "warning", r0, r3); code != 0 {
+		t.Errorf("the fix must pass CI: exit %d", code)
+	}
+	dir := filepath.Join(t.TempDir(), "d")
+	if _, errOut, code := run(t, "diff", "--out", dir, r0, r3); code != 0 {
+		t.Fatal(errOut)
+	}
+	checkReportFolder(t, dir, []string{"steps-diff"})
+}
+
+func TestReplayDryRun(t *testing.T) {
+	out, errOut, code := run(t, "replay", "--dry-run", "--format", "json", "fixtures/b0_pageable_sync.nsys.sqlite")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var r struct {
+		DryRun   bool  `json:"dry_run"`
+		Observed int64 `json:"observed_step_ns"`
+		Variants []struct {
+			Name   string  `json:"name"`
+			FixFor *string `json:"fix_for"`
+			Pred   float64 `json:"predicted_speedup"`
+			Step   *int64  `json:"step_ns_median"`
+		} `json:"variants"`
+		Fidelity *struct{} `json:"fidelity"`
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.DryRun || r.Observed <= 0 || len(r.Variants) < 3 || r.Fidelity != nil {
+		t.Fatalf("%+v", r)
+	}
+	if r.Variants[0].Name != "observed" || r.Variants[0].FixFor != nil || r.Variants[1].Name != "pinned" || *r.Variants[1].FixFor != "sync-memcpy" {
+		t.Errorf("variants %+v", r.Variants)
+	}
+	for _, v := range r.Variants {
+		if v.Step != nil {
+			t.Errorf("%s has a measured step in a dry run", v.Name)
+		}
+	}
+	if _, errOut, code := run(t, "replay", "--variants", "nope", "--dry-run", "fixtures/b0_pageable_sync.nsys.sqlite"); code != 2 || !strings.Contains(errOut, "unknown variant") {
+		t.Errorf("bad variant: %d %q", code, errOut)
+	}
+}
+
+func TestReplayWithoutGPU(t *testing.T) {
+	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libcuda.so.1"); err == nil {
+		t.Skip("this machine has a CUDA driver")
+	}
+	_, errOut, code := run(t, "replay", "fixtures/b0_pageable_sync.nsys.sqlite")
+	if code != 2 || !strings.Contains(errOut, "libcuda.so.1") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,0 +1,47 @@
+package chrome
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+const benchFixture = "hta_v100_ddp2_rank1_profile_memory_216k.json.gz"
+
+// BenchmarkParse parses the largest fixture (53.7 MB of JSON, 216 k
+// events) from memory, reporting MB/s and events/s.
+func BenchmarkParse(b *testing.B) {
+	data := readFixture(b, testfix.Shared(b, "chrome", benchFixture))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		tl, err := Parse(bytes.NewReader(data), timeline.Source{}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events = len(tl.Events)
+	}
+	b.ReportMetric(float64(events)*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkWorker measures one worker reading all events of the largest
+// fixture as a single chunk, on one goroutine: the per-core speed of the
+// event lexer and mapping, without reading, merging or Build.
+func BenchmarkWorker(b *testing.B) {
+	data := readFixture(b, testfix.Shared(b, "chrome", benchFixture))
+	lo := bytes.Index(data, []byte(`"traceEvents"`))
+	lo += bytes.IndexByte(data[lo:], '[') + 1
+	b.SetBytes(int64(len(data) - lo))
+	b.ReportAllocs()
+	w := newWorker()
+	for b.Loop() {
+		c := &chunk{data: data, lo: lo, hi: len(data), start: stElem}
+		w.run(c)
+		if c.res.err != nil || c.res.arrayEnd < 0 {
+			b.Fatalf("%+v", c.res.err)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+package chrome
+
+import (
+	"fmt"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// build merges the chunk results, in input order, into a timeline.
+func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
+	base, err := p.baseTime()
+	if err != nil {
+		return nil, err
+	}
+	var s seen
+	unknown := map[string]int{}
+	total := 0
+	var sizes map[int64]int64
+	for _, r := range p.results {
+		s.merge(r.seen)
+		total += len(r.events)
+		for k, n := range r.unknown {
+			unknown[k] += *n
+		}
+		for _, cs := range r.sizes {
+			if sizes == nil {
+				sizes = map[int64]int64{}
+			}
+			if _, dup := sizes[cs.corr]; !dup {
+				sizes[cs.corr] = cs.size
+			}
+		}
+	}
+	src.Format = Format
+	src.Version = p.version(s)
+	b := timeline.NewBuilder(src)
+	if err := p.addDevices(b); err != nil {
+		return nil, err
+	}
+	b.Grow(total)
+	// Names and tracks are declared chunk by chunk, in input order, so
+	// their numbering does not depend on how the chunks were cut.
+	hosts := map[[2]int64]bool{}
+	runs := make([]run, 0, len(p.results))
+	for _, r := range p.results {
+		u := run{events: r.events}
+		for _, n := range r.names {
+			u.names = append(u.names, b.Intern(n))
+		}
+		for _, k := range r.tracks {
+			if k.gpu {
+				u.tracks = append(u.tracks, b.GPUTrack(k.a, k.b))
+			} else {
+				u.tracks = append(u.tracks, b.HostTrack(k.a, k.b))
+				hosts[[2]int64{k.a, k.b}] = true
+			}
+		}
+		if len(u.events) > 0 {
+			runs = append(runs, u)
+		}
+		r.events = nil
+	}
+	var addErr error
+	mergeRuns(runs, func(e timeline.Event, u *run) {
+		e.Name = u.names[e.Name]
+		e.Track = u.tracks[e.Track]
+		e.Start += base
+		e.End += base
+		if e.End > timeline.MaxTime || e.Start < -timeline.MaxTime {
+			addErr = fmt.Errorf("chrome: baseTimeNanoseconds %d puts event times beyond 2^62 ns", base)
+		}
+		if e.Bytes == 0 && e.Corr != 0 && sizes != nil && (e.Kind == timeline.KindMemcpy || e.Kind == timeline.KindMemset) {
+			e.Bytes = sizes[e.Corr]
+		}
+		b.Add(e)
+	})
+	if addErr != nil {
+		return nil, addErr
+	}
+	p.nameThreads(b, hosts)
+	b.Observed = timeline.Observed{
+		GPU:         s.gpu,
+		APICalls:    s.api,
+		HostOps:     s.hostOps,
+		Annotations: s.annotations,
+		DataLoader:  s.dataLoader,
+		MemoryKinds: s.memKinds,
+	}
+	p.warnUnknown(unknown)
+	tl, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("chrome: %w", err)
+	}
+	return tl, nil
+}
+
+// run is one chunk's events, sorted by the worker, with the builder's
+// numbers for its chunk-local names and tracks.
+type run struct {
+	events []timeline.Event
+	names  []timeline.NameID
+	tracks []timeline.TrackID
+}
+
+// before orders events by start, then by end, latest first: the leading
+// keys of the timeline's order. Workers sort their chunk by it (stably),
+// and mergeRuns merges the chunks by it, earlier chunk first on ties. The
+// result is the input stably sorted by these keys, so Build's own stable
+// sort, which adds track and kind as keys, gives exactly what it would
+// give on the input order, but finds the events already almost sorted.
+func before(x, y *timeline.Event) int {
+	if x.Start != y.Start {
+		if x.Start < y.Start {
+			return -1
+		}
+		return 1
+	}
+	if x.End != y.End {
+		if x.End > y.End {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// mergeRuns calls add for every event of the sorted runs, in the order of
+// before, taking ties from the earlier run.
+func mergeRuns(runs []run, add func(timeline.Event, *run)) {
+	// A binary heap of run indexes, keyed by each run's next event.
+	pos := make([]int, len(runs))
+	less := func(a, b int) bool {
+		if c := before(&runs[a].events[pos[a]], &runs[b].events[pos[b]]); c != 0 {
+			return c < 0
+		}
+		return a < b
+	}
+	h := make([]int, len(runs))
+	for i := range h {
+		h[i] = i
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(h) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(h) && less(h[r], h[l]) {
+				m = r
+			}
+			if !less(h[m], h[i]) {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for len(h) > 0 {
+		k := h[0]
+		add(runs[k].events[pos[k]], &runs[k])
+		if pos[k]++; pos[k] == len(runs[k].events) {
+			h[0] = h[len(h)-1]
+			h = h[:len(h)-1]
+		}
+		down(0)
+	}
+}
+
+// baseTime reads baseTimeNanoseconds (an integer, or a string holding
+// one); 0 when absent.
+func (p *parser) baseTime() (int64, error) {
+	raw := p.top["baseTimeNanoseconds"]
+	if raw == nil {
+		return 0, nil
+	}
+	v := gjson.ParseBytes(raw)
+	var text []byte
+	switch v.Type {
+	case gjson.Number:
+		text = raw
+	case gjson.String:
+		text = trimSpace([]byte(v.Str))
+	case gjson.Null:
+		return 0, nil
+	default:
+		return 0, fmt.Errorf("chrome: baseTimeNanoseconds: want an integer, got %s", jsonType(v))
+	}
+	n, ok := parseInt(text)
+	if !ok {
+		return 0, fmt.Errorf("chrome: baseTimeNanoseconds: want an integer, got %s", quoteText(text))
+	}
+	if n < 0 || n > timeline.MaxTime {
+		return 0, fmt.Errorf("chrome: baseTimeNanoseconds: %d out of range", n)
+	}
+	return n, nil
+}
+
+// addDevices reads deviceProperties: [{"id", "name", "numSms",
+// "totalGlobalMem", ...}].
+func (p *parser) addDevices(b *timeline.Builder) error {
+	raw := p.top["deviceProperties"]
+	if raw == nil {
+		return nil
+	}
+	v := gjson.ParseBytes(raw)
+	if v.Type == gjson.Null {
+		return nil
+	}
+	if !v.IsArray() {
+		return fmt.Errorf("chrome: deviceProperties: want an array, got %s", jsonType(v))
+	}
+	if !gjson.ValidBytes(raw) {
+		return fmt.Errorf("chrome: deviceProperties: invalid JSON")
+	}
+	var err error
+	i := -1
+	v.ForEach(func(_, d gjson.Result) bool {
+		i++
+		if !d.IsObject() {
+			err = fmt.Errorf("chrome: deviceProperties[%d]: want an object, got %s", i, jsonType(d))
+			return false
+		}
+		var dev timeline.Device
+		num := func(key string) int64 {
+			f := d.Get(key)
+			if !f.Exists() || f.Type == gjson.Null || err != nil {
+				return 0
+			}
+			n, ok := parseInt([]byte(f.Raw))
+			if f.Type != gjson.Number || !ok {
+				err = fmt.Errorf("chrome: deviceProperties[%d].%s: want an integer, got %s", i, key, quoteText([]byte(f.Raw)))
+			}
+			return n
+		}
+		dev.ID = num("id")
+		dev.SMs = int(num("numSms"))
+		dev.MemoryBytes = num("totalGlobalMem")
+		if n := d.Get("name"); n.Type == gjson.String {
+			dev.Name = n.Str
+		}
+		if err == nil && (dev.SMs < 0 || dev.MemoryBytes < 0) {
+			err = fmt.Errorf("chrome: deviceProperties[%d]: negative size", i)
+		}
+		if err == nil {
+			b.AddDevice(dev)
+		}
+		return err == nil
+	})
+	return err
+}
+
+// nameThreads names the host threads that have events. Kineto sometimes
+// names a thread twice, once with the OS thread name and once with the
+// process name ("pt_autograd_0" and "python3"), in either order; the name
+// that differs from the process name wins, and otherwise the last one.
+func (p *parser) nameThreads(b *timeline.Builder, hosts map[[2]int64]bool) {
+	procs := map[int64]string{}
+	names := map[[2]int64]string{}
+	var order [][2]int64
+	for _, r := range p.results {
+		for _, t := range r.threads {
+			if t.process {
+				procs[t.pid] = t.name
+			}
+		}
+	}
+	for _, r := range p.results {
+		for _, t := range r.threads {
+			k := [2]int64{t.pid, t.tid}
+			label, ok := threadLabel(t.name)
+			if t.process || !ok || !hosts[k] {
+				continue
+			}
+			old, seen := names[k]
+			if !seen {
+				order = append(order, k)
+			}
+			if !seen || old == procs[t.pid] || label != procs[t.pid] {
+				names[k] = label
+			}
+		}
+	}
+	for _, k := range order {
+		b.SetThreadName(k[0], k[1], names[k])
+	}
+}
+
+// jsonType names the JSON type of a gjson result, for errors.
+func jsonType(v gjson.Result) string {
+	switch v.Type {
+	case gjson.Null:
+		return "null"
+	case gjson.False, gjson.True:
+		return "boolean"
+	case gjson.Number:
+		return "number"
+	case gjson.String:
+		return "string"
+	}
+	if v.IsArray() {
+		return "array"
+	}
+	return "object"
+}
