@@ -224,4 +224,3 @@ func sizeOf(path string) int64 {
 	}
 	return st.Size()
 }
-
