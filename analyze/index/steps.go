@@ -3,6 +3,7 @@ package index
 import (
 	"fmt"
 	"math"
+	"sort"
 	"slices"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -248,13 +249,13 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 		if e.Kind != timeline.KindRange || counts[e.Name] < minRepeats {
 			continue
 		}
-		for k := range steps {
-			if e.Start >= steps[k].Start && e.Start < steps[k].End {
-				if names[k] == nil {
-					names[k] = map[timeline.NameID]bool{}
-				}
-				names[k][e.Name] = true
+		// The step that starts last at or before e (steps are sorted).
+		k := sort.Search(len(steps), func(i int) bool { return steps[i].Start > e.Start }) - 1
+		if k >= 0 && e.Start < steps[k].End {
+			if names[k] == nil {
+				names[k] = map[timeline.NameID]bool{}
 			}
+			names[k][e.Name] = true
 		}
 	}
 	ix.markTeardown(steps, names)

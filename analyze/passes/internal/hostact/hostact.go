@@ -6,6 +6,8 @@
 package hostact
 
 import (
+	"sort"
+
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
@@ -147,17 +149,17 @@ func (th *Thread) Name(c Cause) string {
 	return th.names[c]
 }
 
-// InnermostRange is the name of the innermost named range covering t, or "".
+// InnermostRange is the name of the innermost named range covering t, or
+// "": of the ranges that cover t, the one that starts last. Cost: a binary
+// search, then a walk back over at most maxWalk earlier ranges.
 func (th *Thread) InnermostRange(t int64) string {
-	name := ""
-	for _, i := range th.ranges {
-		e := &th.tl.Events[i]
-		if e.Start > t {
-			break
-		}
-		if e.End > t {
-			name = th.tl.Name(e.Name) // later starts are nested deeper
+	const maxWalk = 4096
+	ev := th.tl.Events
+	i := sort.Search(len(th.ranges), func(k int) bool { return ev[th.ranges[k]].Start > t }) - 1
+	for n := 0; i >= 0 && n < maxWalk; i, n = i-1, n+1 {
+		if e := &ev[th.ranges[i]]; e.End > t {
+			return th.tl.Name(e.Name)
 		}
 	}
-	return name
+	return ""
 }
