@@ -173,7 +173,7 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 	case index.Data:
 		return fmt.Sprintf("input-bound: %s of each step waits for data", w)
 	case index.Copy:
-		return fmt.Sprintf("copy-bound: %s of each step copies between host and GPU with no kernel running", w)
+		return fmt.Sprintf("copy-bound: %s of each step is spent in copies with no kernel running", w)
 	case index.Sync:
 		return fmt.Sprintf("sync-bound: %s of each step the host waits in synchronisation with no kernel running", w)
 	case index.OS:

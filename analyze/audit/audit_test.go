@@ -169,8 +169,10 @@ func TestNoStepsIsOneWindow(t *testing.T) {
 	b.Launch(h, s, "k", 0, 10*us, 20*us, 1*ms)
 	b.API(h, "cudaDeviceSynchronize", 20*us, 1*ms)
 	b.Launch(h, s, "k", 3*ms, 3*ms+10*us, 3*ms+20*us, 4*ms)
+	b.OS(h, "ioctl", 5*ms, 6*ms) // after the last GPU work: not judged
 	r := run(t, b.Build(t))
-	if r.Steps.Count != 1 || r.Steps.Source != "window" || r.SteadyWindowNS != 4*ms {
+	// One step: the span of GPU activity, from the first kernel to the last.
+	if r.Steps.Count != 1 || r.Steps.Source != "window" || r.SteadyWindowNS != 4*ms-20*us {
 		t.Fatalf("steps %+v", r.Steps)
 	}
 	// 2.02 ms of host work after the sync returns at 1 ms, capped at the

@@ -86,7 +86,13 @@ func (ix *Index) findSteps(cfg *analyze.Config) {
 		ix.Main, ix.HasMain = timeline.TrackID(thread), true
 	}
 	if len(steps) == 0 {
-		lo, hi := tl.Span()
+		// One step: the span of GPU activity, so that CUDA and model
+		// initialisation before the first GPU work is not judged; the
+		// whole window when there is no GPU work.
+		lo, hi := gpuSpan(tl)
+		if hi <= lo {
+			lo, hi = tl.Span()
+		}
 		if hi > lo {
 			steps = []Step{{Start: lo, End: hi}}
 		}
@@ -319,6 +325,21 @@ func (ix *Index) markTeardown(steps []Step, names []map[timeline.NameID]bool) {
 			return
 		}
 	}
+}
+
+// gpuSpan is the first start and last end of GPU work (kernels, copies,
+// memsets), or (0, 0).
+func gpuSpan(tl *timeline.Timeline) (lo, hi int64) {
+	lo, hi = math.MaxInt64, math.MinInt64
+	for i := range tl.Events {
+		if e := &tl.Events[i]; e.Kind.IsGPUWork() {
+			lo, hi = min(lo, e.Start), max(hi, e.End)
+		}
+	}
+	if hi < lo {
+		return 0, 0
+	}
+	return lo, hi
 }
 
 // mostCalls is the track with the most API calls, or -1.

@@ -67,6 +67,11 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	acts := hostact.NewCache(ix, p.Config)
+	// names[c] sums gap time per dominant event name of cause c.
+	var names [hostact.NumCauses]map[string]int64
+	for c := range names {
+		names[c] = map[string]int64{}
+	}
 	var cands []analyze.Candidate
 	for _, g := range idle {
 		if g.Len() < p.Config.MinGapNS {
@@ -89,6 +94,9 @@ func run(p *analyze.Pass) (any, error) {
 			split := th.Split(g.Start, g.End)
 			for c := range split {
 				res.ByCause[c] += split[c]
+				if n := th.Name(hostact.Cause(c)); n != "" && split[c] > 0 {
+					names[c][n] += split[c]
+				}
 			}
 			what += "; " + describe(th, split, g.Start, g.End) + " on " + ix.Label(thread)
 			if track == "" {
@@ -116,7 +124,13 @@ func run(p *analyze.Pass) (any, error) {
 			f.Detail["gap_share_"+strings.ReplaceAll(c.String(), " ", "_")] = float64(res.ByCause[c]) / float64(gapTotal)
 		}
 	}
-	f.Fix, f.Code = fixFor(top, res.ByCause, gapTotal)
+	topName, best := "", int64(-1)
+	for n, v := range names[top] {
+		if v > best || (v == best && n < topName) {
+			topName, best = n, v
+		}
+	}
+	f.Fix, f.Code = fixFor(top, topName, res.ByCause, gapTotal)
 	p.Report(f)
 	return res, nil
 }
@@ -163,7 +177,7 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 }
 
 // fixFor points from the symptom to the cause that dominates the gaps.
-func fixFor(top hostact.Cause, s hostact.Split, total int64) (fix, code string) {
+func fixFor(top hostact.Cause, topName string, s hostact.Split, total int64) (fix, code string) {
 	if total == 0 {
 		return "The idle time is made of gaps shorter than --min-gap: many small bubbles between kernels. " +
 				"See launch-bound and sync-api; CUDA graphs or torch.compile remove launch overhead.",
@@ -185,9 +199,20 @@ func fixFor(top hostact.Cause, s hostact.Split, total int64) (fix, code string) 
 			`if step % 50 == 0:
     print(loss.item())  # read values back every N steps, not every step`
 	case hostact.OSCall:
-		return "Most idle gaps (" + share + ") are OS calls on the launching thread, such as munmap of freed " +
-				"host buffers: reuse batch buffers instead of freeing them each step (see munmap-stall).",
-			`buf = torch.empty(shape, dtype=dtype).pin_memory()  # allocate once, reuse every step`
+		switch call := topName; {
+		case timeline.IsMunmapLike(call):
+			return "Most idle gaps (" + share + ") are " + call + " calls on the launching thread, releasing freed " +
+					"host buffers: reuse batch buffers instead of freeing them each step (see munmap-stall).",
+				`buf = torch.empty(shape, dtype=dtype).pin_memory()  # allocate once, reuse every step`
+		case call == "ioctl":
+			return "Most idle gaps (" + share + ") are ioctl calls on the launching thread: the CUDA driver at work, " +
+					"typically cudaMalloc/cudaFree or context set-up inside the loop. Allocate device and pinned memory " +
+					"once, outside the loop (PyTorch's caching allocators do this once warmed up).",
+				`# allocate outside the loop and reuse; avoid torch.cuda.empty_cache() in the loop`
+		}
+		return "Most idle gaps (" + share + ") are OS calls (" + topName + ") on the launching thread: the thread " +
+				"that should launch the next work is waiting on the system. Move that work off the launching thread.",
+			`# move blocking I/O and system calls off the thread that launches GPU work`
 	case hostact.NamedRange:
 		return "Most idle gaps (" + share + ") are spent in host ranges that launch no GPU work: move that work " +
 				"off the critical path (worker processes, a background thread) or onto the GPU.",
