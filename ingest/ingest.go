@@ -15,11 +15,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
 	"github.com/traceaudit/traceaudit/ingest/chrome"
 	"github.com/traceaudit/traceaudit/ingest/nsys"
+	"github.com/traceaudit/traceaudit/internal/sysmem"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -62,6 +64,29 @@ type Options struct {
 	Progress func(done, total int64)
 	// Warn, if set, receives non-fatal problems such as a truncated trace.
 	Warn func(msg string)
+	// MemoryLimit is the memory, in bytes, the timeline may use; inputs
+	// with more events than fit are refused before they exhaust it. 0: the
+	// TRACEAUDIT_MEMORY_LIMIT environment variable if set, else the memory
+	// available (MemAvailable, or the cgroup limit).
+	MemoryLimit int64
+}
+
+// BytesPerEvent is the memory budget of one event while reading and
+// building a timeline (the event itself, its index entries, sort and
+// growth slack).
+const BytesPerEvent = 128
+
+// maxEvents is how many events fit in the memory limit (0: no limit known).
+func (o Options) maxEvents() int64 {
+	lim := o.MemoryLimit
+	if lim <= 0 {
+		if v, err := strconv.ParseInt(os.Getenv("TRACEAUDIT_MEMORY_LIMIT"), 10, 64); err == nil && v > 0 {
+			lim = v
+		} else {
+			lim = sysmem.Available()
+		}
+	}
+	return lim / BytesPerEvent
 }
 
 // Error is an input problem: the file, what is wrong, and, where there is
@@ -158,9 +183,11 @@ func open(path string, opts Options) (*timeline.Timeline, error) {
 	}
 	switch format {
 	case FormatNsys:
-		return nsys.ReadFile(path, nsys.Options{Progress: opts.Progress, Warn: opts.Warn})
+		tl, err := nsys.ReadFile(path, nsys.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()})
+		return tl, tooLarge(path, err)
 	case FormatChrome, FormatChromeGzip:
-		return openChrome(path, st.Size(), format == FormatChromeGzip, opts)
+		tl, err := openChrome(path, st.Size(), format == FormatChromeGzip, opts)
+		return tl, tooLarge(path, err)
 	case FormatNsysReport:
 		out := strings.TrimSuffix(path, filepath.Ext(path)) + ".sqlite"
 		return nil, &Error{Path: path,
@@ -172,6 +199,15 @@ func open(path string, opts Options) (*timeline.Timeline, error) {
 		Hint: ""}
 }
 
+// tooLarge turns a reader's too-large error into an Error with advice.
+func tooLarge(path string, err error) error {
+	if errors.Is(err, nsys.ErrTooLarge) || errors.Is(err, chrome.ErrTooLarge) {
+		return &Error{Path: path, Err: err,
+			Hint: "capture fewer steps (a profiler schedule with fewer active steps, or nsys --duration), or run on a machine with more memory; TRACEAUDIT_MEMORY_LIMIT sets the limit in bytes"}
+	}
+	return err
+}
+
 // openChrome streams a Chrome trace, decompressing gzip on its own goroutine
 // so that decompression and parsing overlap.
 func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timeline, error) {
@@ -181,7 +217,7 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 	}
 	defer f.Close()
 	src := timeline.Source{Path: path, Format: "chrome-trace"}
-	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn}
+	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()}
 	if !gz {
 		copts.Size = size
 		return chrome.Parse(bufio.NewReaderSize(f, 1<<20), src, copts)

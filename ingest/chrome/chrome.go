@@ -61,6 +61,11 @@ type Options struct {
 	// Size is the input's size in bytes when known, else 0. It is passed
 	// to Progress and sizes the first read buffer.
 	Size int64
+	// MaxEvents, when above 0, stops reading with ErrTooLarge once the
+	// trace holds more events than this: the caller derives it from the
+	// memory available, so that a trace too large for the machine fails
+	// with a clear error instead of exhausting memory.
+	MaxEvents int64
 
 	bufSize int // read buffer size; 0: defaultBufSize (tests shrink it)
 }
@@ -69,6 +74,10 @@ type Options struct {
 // ends inside (or after) traceEvents, as the file of a job killed mid-write
 // does. Such input is not an error: Parse keeps every complete event.
 var ErrTruncated = errors.New("truncated")
+
+// ErrTooLarge is returned (wrapped) when a trace has more events than
+// Options.MaxEvents.
+var ErrTooLarge = errors.New("too large for the memory available")
 
 // Parse reads an uncompressed Chrome trace from r and returns its
 // validated timeline. src is recorded as the timeline's Source, with

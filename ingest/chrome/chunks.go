@@ -244,6 +244,10 @@ func (p *parser) accept(c *chunk) *outcome {
 	}
 	p.results = append(p.results, r)
 	p.nEvents += r.nElems
+	if m := p.opts.MaxEvents; m > 0 && int64(p.nEvents) > m {
+		return &outcome{err: fmt.Errorf("chrome: %w: more than %s events by byte %d, at most %s fit", ErrTooLarge,
+			commas(int64(p.nEvents)), p.acceptedTo, commas(m))}
+	}
 	if r.nElems > 0 {
 		p.lastGood = c.base + int64(r.lastGood)
 	}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"database/sql"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/traceaudit/traceaudit/internal/testfix"
+)
+
+func writeFile(t *testing.T, dir, name string, data []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func sqliteFile(t *testing.T, dir, name string, stmts ...string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func gz(t *testing.T, data []byte) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write(data)
+	w.Close()
+	return b.Bytes()
+}
+
+const kernelEv = `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%s,"dur":%s,"args":{"correlation":1}}`
+
+func ev(ts, dur string) string {
+	return strings.Replace(strings.Replace(kernelEv, "%s", ts, 1), "%s", dur, 1)
+}
+
+// TestBadInputs is the error policy: every bad input gets exit 2 and one
+// line naming the file and what is wrong, no panic, no output folder;
+// truncated traces are analyzed with a warning.
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	r := rand.New(rand.NewPCG(7, 7))
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	good, err := os.ReadFile(testfix.Project("b0_pageable_sync.nsys.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chromeGood, _ := os.ReadFile(testfix.Project("r0_baseline.pt.trace.json.gz"))
+	var plain bytes.Buffer
+	zr, _ := gzip.NewReader(bytes.NewReader(chromeGood))
+	plain.ReadFrom(zr)
+	unreadable := writeFile(t, dir, "unreadable.json", []byte(`{"traceEvents":[]}`))
+	os.Chmod(unreadable, 0)
+
+	cases := []struct {
+		name string
+		path string
+		env  string // TRACEAUDIT_MEMORY_LIMIT
+		code int
+		msg  string
+	}{
+		{"empty file", writeFile(t, dir, "empty.json", nil), "", 2, "empty file"},
+		{"random bytes", writeFile(t, dir, "random.bin", random), "", 2, "not a recognised profile"},
+		{"a JSON number", writeFile(t, dir, "number.json", []byte("42\n")), "", 2, "not a recognised profile"},
+		{"object without events", writeFile(t, dir, "noevents.json", []byte(`{"foo": 1}`)), "", 2, "traceEvents"},
+		{"events not an array", writeFile(t, dir, "notarray.json", []byte(`{"traceEvents": 7}`)), "", 2, "traceEvents"},
+		{"ts of the wrong type", writeFile(t, dir, "badts.json", []byte(`{"traceEvents":[`+ev(`{"a":1}`, "1")+`]}`)), "", 2, "traceEvents[0].ts"},
+		{"name of the wrong type", writeFile(t, dir, "badname.json", []byte(`{"traceEvents":[{"ph":"X","cat":"kernel","name":5,"pid":0,"tid":7,"ts":1,"dur":1}]}`)), "", 2, "traceEvents[0].name"},
+		{"negative duration", writeFile(t, dir, "negdur.json", []byte(`{"traceEvents":[`+ev("10", "-3")+`]}`)), "", 2, "negative"},
+		{"absurd timestamp", writeFile(t, dir, "hugets.json", []byte(`{"traceEvents":[`+ev("1e308", "1")+`]}`)), "", 2, "traceEvents[0].ts"},
+		{"non-finite timestamp", writeFile(t, dir, "nan.json", []byte(`{"traceEvents":[`+ev("NaN", "1")+`]}`)), "", 2, "nan.json"},
+		{"SQLite, not nsys", sqliteFile(t, dir, "other.sqlite", "CREATE TABLE foo (a INTEGER)", "INSERT INTO foo VALUES (1)"), "", 2, "not an nsys export"},
+		{"nsys without CUDA", sqliteFile(t, dir, "nocuda.sqlite",
+			"CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT)",
+			"CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)",
+			"INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.20.3')",
+			"CREATE TABLE OSRT_API (start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, nameId INTEGER, returnValue INTEGER, nestingLevel INTEGER, callchainId INTEGER)"),
+			"", 2, "no CUDA activity: capture with --trace=cuda"},
+		{"torn SQLite", writeFile(t, dir, "torn.sqlite", good[:len(good)/2]), "", 2, "torn.sqlite"},
+		{"nsys report", writeFile(t, dir, "run.nsys-rep", random), "", 2, "nsys export --type sqlite -o " + filepath.Join(dir, "run.sqlite")},
+		{"qdrep report", writeFile(t, dir, "old.qdrep", random), "", 2, "nsys export --type sqlite"},
+		{"directory", dir, "", 2, "is a directory"},
+		{"missing file", filepath.Join(dir, "missing.json"), "", 2, "no such file"},
+		{"larger than memory (chrome)", testfix.Project("r0_baseline.pt.trace.json.gz"), "100000", 2, "too large for the memory available"},
+		{"larger than memory (nsys)", testfix.Project("b0_pageable_sync.nsys.sqlite"), "10000", 2, "too large for the memory available"},
+		{"truncated JSON", writeFile(t, dir, "cut.json", plain.Bytes()[:plain.Len()*2/3]), "", 0, "warning: truncated"},
+		{"truncated gzip", writeFile(t, dir, "cut.json.gz", chromeGood[:len(chromeGood)*2/3]), "", 0, "truncated"},
+	}
+	if os.Geteuid() != 0 {
+		cases = append(cases, struct {
+			name, path, env string
+			code            int
+			msg             string
+		}{"unreadable file", unreadable, "", 2, "permission denied"})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.env != "" {
+				t.Setenv("TRACEAUDIT_MEMORY_LIMIT", c.env)
+			}
+			out := filepath.Join(t.TempDir(), "audit")
+			stdout, stderr, code := run(t, "analyze", "--out", out, c.path)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, stderr)
+			}
+			if !strings.Contains(stderr, c.msg) {
+				t.Errorf("stderr %q lacks %q", stderr, c.msg)
+			}
+			if c.code == 2 {
+				if !strings.HasPrefix(stderr, "traceaudit: ") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+					t.Errorf("not one line: %q", stderr)
+				}
+				if !strings.Contains(stderr, filepath.Base(c.path)) {
+					t.Errorf("the message does not name the file: %q", stderr)
+				}
+				if stdout != "" {
+					t.Errorf("output on failure: %q", stdout)
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Error("an output folder was written")
+				}
+				if entries, _ := os.ReadDir(filepath.Dir(out)); len(entries) != 0 {
+					t.Errorf("leftovers: %v", entries)
+				}
+			} else if _, err := os.Stat(filepath.Join(out, "report.md")); err != nil {
+				t.Errorf("no report for a truncated trace: %v", err)
+			}
+		})
+	}
+}
