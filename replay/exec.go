@@ -117,7 +117,7 @@ func newRig(ex Executor, p *Plan) (*rig, error) {
 // calibrateFill measures how long writing a fresh 32 MiB mapping takes.
 func calibrateFill() float64 {
 	const n = 32 << 20
-	m, err := newMapping(n)
+	m, err := newMapping(n, false)
 	if err != nil {
 		return 0.1 // 10 GB/s
 	}

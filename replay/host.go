@@ -2,7 +2,7 @@ package replay
 
 import (
 	"fmt"
-	"syscall"
+	"golang.org/x/sys/unix"
 	"time"
 )
 
@@ -52,14 +52,31 @@ func work(d time.Duration, b []byte, seed byte) time.Duration {
 	return time.Since(t0)
 }
 
-// mapping is a real anonymous private mapping, as glibc makes for large
-// allocations, released with a real munmap.
+// mapping is a real mapping released with a real munmap: anonymous and
+// private, as glibc makes for a large allocation, or shared memory (a
+// memfd mapped MAP_SHARED), as a batch that a DataLoader worker process
+// hands over arrives in.
 type mapping struct{ b []byte }
 
-func newMapping(n int64) (*mapping, error) {
-	b, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+func newMapping(n int64, shared bool) (*mapping, error) {
+	if !shared {
+		b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+		if err != nil {
+			return nil, fmt.Errorf("mmap %d bytes: %w", n, err)
+		}
+		return &mapping{b: b}, nil
+	}
+	fd, err := unix.MemfdCreate("traceaudit-batch", unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("mmap %d bytes: %w", n, err)
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	defer unix.Close(fd) // the mapping keeps the memory alive
+	if err := unix.Ftruncate(fd, n); err != nil {
+		return nil, fmt.Errorf("ftruncate %d bytes: %w", n, err)
+	}
+	b, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %d bytes of shared memory: %w", n, err)
 	}
 	return &mapping{b: b}, nil
 }
@@ -68,7 +85,7 @@ func (m *mapping) unmap() error {
 	if m == nil || m.b == nil {
 		return nil
 	}
-	err := syscall.Munmap(m.b)
+	err := unix.Munmap(m.b)
 	m.b = nil
 	return err
 }

@@ -176,7 +176,9 @@ func (l *loop) newBatch() (*batch, error) {
 			b.bufs = append(b.bufs, make([]byte, c.Bytes))
 			continue
 		}
-		m, err := newMapping(c.Bytes)
+		// Batches made by producers arrive in shared memory, as a
+		// DataLoader worker's do; the main thread's own are private.
+		m, err := newMapping(c.Bytes, l.ready != nil)
 		if err != nil {
 			return nil, err
 		}
