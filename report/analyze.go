@@ -138,12 +138,17 @@ func wrap(s string, width int) []string {
 // WriteAnalyzeJSON writes one report as the JSON contract, or several as a
 // JSON array.
 func WriteAnalyzeJSON(w io.Writer, reports []*audit.Report) error {
+	if len(reports) == 1 {
+		return writeJSON(w, reports[0])
+	}
+	return writeJSON(w, reports)
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	if len(reports) == 1 {
-		return enc.Encode(reports[0])
-	}
-	return enc.Encode(reports)
+	return enc.Encode(v)
 }
 
 // MaxSeverity is the highest severity among the reports' findings.

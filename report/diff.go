@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -12,11 +11,7 @@ import (
 )
 
 // WriteDiffJSON writes the diff contract.
-func WriteDiffJSON(w io.Writer, d *compare.Diff) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
-}
+func WriteDiffJSON(w io.Writer, d *compare.Diff) error { return writeJSON(w, d) }
 
 func sideText(s compare.Side) string {
 	if s.Severity == 0 {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -12,11 +11,7 @@ import (
 )
 
 // WriteReplayJSON writes the replay contract.
-func WriteReplayJSON(w io.Writer, r *replay.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
-}
+func WriteReplayJSON(w io.Writer, r *replay.Report) error { return writeJSON(w, r) }
 
 // planLine describes the replayed step in one line.
 func planLine(r *replay.Report) string {

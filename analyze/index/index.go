@@ -324,3 +324,11 @@ func (ix *Index) PinnedReference(fallback float64) (gbps float64, fromTrace bool
 	}
 	return gbps, fromTrace
 }
+
+// RequireKernels is an Observable check for analyzers that need GPU kernels.
+func RequireKernels(p *analyze.Pass) (bool, string) {
+	if ix := p.ResultOf[Analyzer].(*Index); len(ix.Kernels) == 0 {
+		return false, "the trace has no GPU kernels (capture CUDA activity: nsys --trace=cuda, or ProfilerActivity.CUDA)"
+	}
+	return true, ""
+}

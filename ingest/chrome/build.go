@@ -104,35 +104,13 @@ type run struct {
 	tracks []timeline.TrackID
 }
 
-// before orders events by start, then by end, latest first: the leading
-// keys of the timeline's order. Workers sort their chunk by it (stably),
-// and mergeRuns merges the chunks by it, earlier chunk first on ties. The
-// result is the input stably sorted by these keys, so Build's own stable
-// sort, which adds track and kind as keys, gives exactly what it would
-// give on the input order, but finds the events already almost sorted.
-func before(x, y *timeline.Event) int {
-	if x.Start != y.Start {
-		if x.Start < y.Start {
-			return -1
-		}
-		return 1
-	}
-	if x.End != y.End {
-		if x.End > y.End {
-			return -1
-		}
-		return 1
-	}
-	return 0
-}
-
 // mergeRuns calls add for every event of the sorted runs, in the order of
 // before, taking ties from the earlier run.
 func mergeRuns(runs []run, add func(timeline.Event, *run)) {
 	// A binary heap of run indexes, keyed by each run's next event.
 	pos := make([]int, len(runs))
 	less := func(a, b int) bool {
-		if c := before(&runs[a].events[pos[a]], &runs[b].events[pos[b]]); c != 0 {
+		if c := timeline.Before(&runs[a].events[pos[a]], &runs[b].events[pos[b]]); c != 0 {
 			return c < 0
 		}
 		return a < b

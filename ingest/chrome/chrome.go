@@ -42,6 +42,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -170,30 +171,10 @@ func (p *parser) truncated(nul bool) {
 	}
 	if p.closed {
 		p.opts.Warn(fmt.Sprintf("%v after traceEvents: kept all %s events, lost the last %s bytes (top-level keys there, such as baseTimeNanoseconds, may be missing)",
-			ErrTruncated, commas(int64(p.nEvents)), commas(lost)))
+			ErrTruncated, units.Count64(int64(p.nEvents)), units.Count64(lost)))
 		return
 	}
-	p.opts.Warn(fmt.Sprintf("%v: kept %s complete events, lost the last %s bytes", ErrTruncated, commas(int64(p.nEvents)), commas(lost)))
-}
-
-// commas formats n with thousands separators.
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
+	p.opts.Warn(fmt.Sprintf("%v: kept %s complete events, lost the last %s bytes", ErrTruncated, units.Count64(int64(p.nEvents)), units.Count64(lost)))
 }
 
 // warnUnknown reports events skipped for their category, most frequent first.
@@ -229,5 +210,5 @@ func (p *parser) warnUnknown(counts map[string]int) {
 		}
 		parts = append(parts, fmt.Sprintf("%q x%d", name, x.n))
 	}
-	p.opts.Warn(fmt.Sprintf("skipped %s events of categories traceaudit does not read: %s", commas(int64(total)), strings.Join(parts, ", ")))
+	p.opts.Warn(fmt.Sprintf("skipped %s events of categories traceaudit does not read: %s", units.Count64(int64(total)), strings.Join(parts, ", ")))
 }

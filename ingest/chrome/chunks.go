@@ -1,6 +1,8 @@
 package chrome
 
 import (
+	"github.com/traceaudit/traceaudit/internal/units"
+
 	"bytes"
 	"fmt"
 	"runtime"
@@ -246,7 +248,7 @@ func (p *parser) accept(c *chunk) *outcome {
 	p.nEvents += r.nElems
 	if m := p.opts.MaxEvents; m > 0 && int64(p.nEvents) > m {
 		return &outcome{err: fmt.Errorf("chrome: %w: more than %s events by byte %d, at most %s fit", ErrTooLarge,
-			commas(int64(p.nEvents)), p.acceptedTo, commas(m))}
+			units.Count64(int64(p.nEvents)), p.acceptedTo, units.Count64(m))}
 	}
 	if r.nElems > 0 {
 		p.lastGood = c.base + int64(r.lastGood)

@@ -134,7 +134,7 @@ func (w *worker) run(c *chunk) {
 	defer func() {
 		// Sort for the merge (see before); stable, so that events equal
 		// in start and end keep their input order.
-		slices.SortStableFunc(r.events, func(x, y timeline.Event) int { return before(&x, &y) })
+		slices.SortStableFunc(r.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
 		w.res, w.b = nil, nil
 	}()
 	r.events = make([]timeline.Event, 0, (c.hi-c.lo)/256)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -201,7 +202,7 @@ func TestFixturesMatchPlainDecode(t *testing.T) {
 				t.Errorf("unexpected warning: %s", w)
 			}
 			t.Logf("%d events, %d tracks, %d names, %s in %v (%.0f MB/s); version %q; %+v",
-				len(tl.Events), len(tl.Tracks), tl.NumNames(), commas(int64(len(data))), dt.Round(time.Millisecond),
+				len(tl.Events), len(tl.Tracks), tl.NumNames(), units.Count64(int64(len(data))), dt.Round(time.Millisecond),
 				float64(len(data))/dt.Seconds()/1e6, tl.Source.Version, got)
 		})
 	}

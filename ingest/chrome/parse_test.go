@@ -232,7 +232,7 @@ func TestThreadLabel(t *testing.T) {
 func TestMergeRunsKeepsBuildOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	full := func(x, y timeline.Event) int {
-		if c := before(&x, &y); c != 0 {
+		if c := timeline.Before(&x, &y); c != 0 {
 			return c
 		}
 		if x.Track != y.Track {
@@ -252,7 +252,7 @@ func TestMergeRunsKeepsBuildOrder(t *testing.T) {
 				input = append(input, e)
 				u.events = append(u.events, e)
 			}
-			slices.SortStableFunc(u.events, func(x, y timeline.Event) int { return before(&x, &y) })
+			slices.SortStableFunc(u.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
 			if len(u.events) > 0 {
 				runs = append(runs, u)
 			}

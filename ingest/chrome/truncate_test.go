@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -92,7 +93,7 @@ func checkCut(t *testing.T, data []byte, ends []int, cut []byte, opts Options) {
 		t.Errorf("cut at %d: timeline differs from the repaired prefix (%d vs %d events)", n, len(tl.Events), len(want.Events))
 	}
 	lost := len(cut) - prefixEnd
-	msg := fmt.Sprintf("truncated: kept %s complete events, lost the last %s bytes", commas(int64(kept)), commas(int64(lost)))
+	msg := fmt.Sprintf("truncated: kept %s complete events, lost the last %s bytes", units.Count64(int64(kept)), units.Count64(int64(lost)))
 	if len(warns) != len(rwarns)+1 || !strings.HasPrefix(warns[0], ErrTruncated.Error()) || warns[0] != msg {
 		t.Errorf("cut at %d: warnings %q, want %q", n, warns, msg)
 	}
@@ -148,7 +149,7 @@ func TestTruncatedGzipAndZeroFill(t *testing.T) {
 	if err != nil || tl.Validate() != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("truncated: kept 21 complete events, lost the last %s bytes", commas(int64(n+1000-ends[20]))); len(warns) != 1 || warns[0] != want {
+	if want := fmt.Sprintf("truncated: kept 21 complete events, lost the last %s bytes", units.Count64(int64(n+1000-ends[20]))); len(warns) != 1 || warns[0] != want {
 		t.Errorf("warnings %q, want %q", warns, want)
 	}
 
@@ -182,7 +183,7 @@ func TestTruncatedAfterEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fmt.Sprintf("truncated after traceEvents: kept all %s events, lost the last %s bytes (top-level keys there, such as baseTimeNanoseconds, may be missing)",
-		commas(int64(len(ends))), commas(int64(n-ends[len(ends)-1])))
+		units.Count64(int64(len(ends))), units.Count64(int64(n-ends[len(ends)-1])))
 	if len(warns) != 1 || warns[0] != want {
 		t.Errorf("warnings %q\nwant %q", warns, want)
 	}

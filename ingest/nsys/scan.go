@@ -308,23 +308,6 @@ func (p *pool) runTask(w *worker, t *task) *chunk {
 		}
 	}
 	p.tick(pending)
-	slices.SortFunc(c.events, compareStartEnd)
+	slices.SortFunc(c.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
 	return c
-}
-
-// compareStartEnd orders events by start, then longest first.
-func compareStartEnd(x, y timeline.Event) int {
-	if x.Start != y.Start {
-		if x.Start < y.Start {
-			return -1
-		}
-		return 1
-	}
-	if x.End != y.End {
-		if x.End > y.End {
-			return -1
-		}
-		return 1
-	}
-	return 0
 }

@@ -64,8 +64,11 @@ func Pct(share float64) string {
 func Speedup(x float64) string { return fmt.Sprintf("%.2fx", x) }
 
 // Count formats an integer with thousands separators: "12,345".
-func Count(n int) string {
-	s := strconv.Itoa(n)
+func Count(n int) string { return Count64(int64(n)) }
+
+// Count64 is Count for int64.
+func Count64(n int64) string {
+	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var b strings.Builder

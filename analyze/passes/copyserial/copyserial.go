@@ -31,13 +31,7 @@ Wasted time: copy GPU time with no kernel running. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
 	VerifyWith: []string{"pinned-copy-stream"},
-	Observable: func(p *analyze.Pass) (bool, string) {
-		ix := p.ResultOf[index.Analyzer].(*index.Index)
-		if len(ix.Kernels) == 0 {
-			return false, "the trace has no GPU kernels (capture CUDA activity: nsys --trace=cuda, or ProfilerActivity.CUDA)"
-		}
-		return true, ""
-	},
+	Observable: index.RequireKernels,
 	Run: run,
 }
 

@@ -38,14 +38,10 @@ claims it. Cost: O(n log n).`,
 	Requires: []*analyze.Analyzer{index.Analyzer},
 	Bands:    &analyze.Bands{Warning: 0.10, Error: 0.30},
 	Observable: func(p *analyze.Pass) (bool, string) {
-		ix := p.ResultOf[index.Analyzer].(*index.Index)
 		if !p.Timeline.Observed.APICalls {
 			return false, "the trace has no host CUDA API calls, so launches cannot be linked to kernels"
 		}
-		if len(ix.Kernels) == 0 {
-			return false, "the trace has no GPU kernels"
-		}
-		return true, ""
+		return index.RequireKernels(p)
 	},
 	Run: run,
 }

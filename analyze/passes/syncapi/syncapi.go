@@ -38,10 +38,7 @@ Cost: O(n log n).`,
 		if !p.Timeline.Observed.APICalls || !ix.HasMain {
 			return false, "the trace has no host CUDA API calls (capture them: nsys --trace=cuda, or ProfilerActivity.CPU)"
 		}
-		if len(ix.Kernels) == 0 {
-			return false, "the trace has no GPU kernels"
-		}
-		return true, ""
+		return index.RequireKernels(p)
 	},
 	Run: run,
 }
