@@ -3,8 +3,8 @@ package index
 import (
 	"fmt"
 	"math"
-	"sort"
 	"slices"
+	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/ivl"

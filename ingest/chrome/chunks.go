@@ -1,11 +1,11 @@
 package chrome
 
 import (
-	"github.com/traceaudit/traceaudit/internal/units"
-
 	"bytes"
 	"fmt"
 	"runtime"
+
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // The events array is read in chunks that the workers parse in parallel,

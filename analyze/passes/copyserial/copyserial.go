@@ -32,7 +32,7 @@ Wasted time: copy GPU time with no kernel running. Cost: O(n log n).`,
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
 	VerifyWith: []string{"pinned-copy-stream"},
 	Observable: index.RequireKernels,
-	Run: run,
+	Run:        run,
 }
 
 // Result describes the serialised copies for the replay.

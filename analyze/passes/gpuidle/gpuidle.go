@@ -32,7 +32,7 @@ Wasted time: time with no kernel running. Cost: O(n log n).`,
 	Bands:      &analyze.Bands{Warning: 0.20, Error: 0.50},
 	VerifyWith: []string{"all"},
 	Observable: index.RequireKernels,
-	Run: run,
+	Run:        run,
 }
 
 // Result is gpu-idle's result for other analyzers and the replay.
