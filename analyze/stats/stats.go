@@ -25,6 +25,8 @@ type Stats struct {
 	Devices int `json:"devices"`
 	// Streams is the number of (device, stream) pairs with GPU work.
 	Streams int `json:"streams"`
+	// Events is the number of events in the timeline, of every kind.
+	Events int `json:"events"`
 
 	// Detail feeds the text summary; it is not part of the JSON contract.
 	Detail Detail `json:"-"`
@@ -103,7 +105,7 @@ type NameTime struct {
 
 // Compute summarises tl. Cost: O(n log n) in the number of events.
 func Compute(tl *timeline.Timeline) *Stats {
-	s := &Stats{File: tl.Source.Path, Format: tl.Source.Format}
+	s := &Stats{File: tl.Source.Path, Format: tl.Source.Format, Events: len(tl.Events)}
 	d := &s.Detail
 	d.Version, d.Observed = tl.Source.Version, tl.Observed
 	ws, we := tl.Span()

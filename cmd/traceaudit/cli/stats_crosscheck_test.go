@@ -51,6 +51,7 @@ type rawStats struct {
 	} `json:"host"`
 	Devices int `json:"devices"`
 	Streams int `json:"streams"`
+	Events  int `json:"events"`
 }
 
 func runStatsJSON(t *testing.T, path string) rawStats {
@@ -99,6 +100,10 @@ func TestStatsMatchSQLOverNsysExports(t *testing.T) {
 			want := sqlStats(t, path)
 			got := runStatsJSON(t, path)
 			want.File = path
+			if got.Events < got.GPU.Kernels+got.GPU.Memcpys+got.GPU.Memsets+got.Host.APICalls+got.Host.Ranges+got.Host.OSCalls {
+				t.Errorf("events %d fewer than the counted kinds", got.Events)
+			}
+			want.Events = got.Events
 			if got != want {
 				t.Errorf("stats disagree with SQL\n got  %+v\n want %+v", got, want)
 			}
@@ -216,6 +221,10 @@ func TestStatsMatchJSONDecodeOfChromeTraces(t *testing.T) {
 			want := jsonStats(t, path)
 			got := runStatsJSON(t, path)
 			want.File = path
+			if got.Events < got.GPU.Kernels+got.GPU.Memcpys+got.GPU.Memsets+got.Host.APICalls+got.Host.Ranges {
+				t.Errorf("events %d fewer than the counted kinds", got.Events)
+			}
+			want.Events = got.Events
 			if got != want {
 				t.Errorf("stats disagree with a plain JSON decode\n got  %+v\n want %+v", got, want)
 			}
