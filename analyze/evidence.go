@@ -9,10 +9,12 @@ import (
 const MaxEvidence = 5
 
 // Candidate is a possible piece of evidence with its weight (usually the
-// wasted nanoseconds it shows).
+// wasted nanoseconds it shows). Describe, when set, writes What for the
+// candidates that are kept, so that thousands of candidates cost no text.
 type Candidate struct {
 	Evidence
-	Weight int64
+	Weight   int64
+	Describe func() string
 }
 
 // TopEvidence returns the n heaviest candidates, heaviest first (ties:
@@ -27,7 +29,11 @@ func TopEvidence(c []Candidate, n int) []Evidence {
 	})
 	out := make([]Evidence, 0, min(n, len(c)))
 	for i := 0; i < len(c) && i < n && c[i].Weight*100 >= c[0].Weight; i++ {
-		out = append(out, c[i].Evidence)
+		e := c[i].Evidence
+		if e.What == "" && c[i].Describe != nil {
+			e.What = c[i].Describe()
+		}
+		out = append(out, e)
 	}
 	return out
 }

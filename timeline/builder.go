@@ -148,7 +148,11 @@ func (b *Builder) Build() (*Timeline, error) {
 		}
 	}
 
-	slices.SortStableFunc(b.events, compareEvents)
+	// Ingesters usually deliver events in order already: check first, in
+	// O(n), and sort only when needed.
+	if !slices.IsSortedFunc(b.events, compareEvents) {
+		slices.SortStableFunc(b.events, compareEvents)
+	}
 
 	counts := make([]int, len(tracks))
 	for i := range b.events {
@@ -204,45 +208,75 @@ func compareEvents(x, y Event) int {
 }
 
 // linkCorrelations sets Link on API calls and the GPU work they launched,
-// matching on (Proc, Corr). Its cost is one sort of the correlated events.
+// matching on (Proc, Corr). Cost: one sort of the correlated events, on a
+// packed 64-bit key when the ids fit in one (they do in every real trace),
+// else on the pair.
 func linkCorrelations(ev []Event) {
-	var idx []int32
+	type ref struct {
+		key uint64 // Proc<<40 | Corr, when packed
+		gpu bool   // API calls sort before the GPU work they launched
+		i   int32
+	}
+	packed := true
+	n := 0
 	for i := range ev {
-		if ev[i].Corr != 0 && (ev[i].Kind == KindAPI || ev[i].Kind.IsGPUWork()) {
-			idx = append(idx, int32(i))
+		e := &ev[i]
+		if e.Corr != 0 && (e.Kind == KindAPI || e.Kind.IsGPUWork()) {
+			n++
+			if e.Corr < 0 || e.Corr >= 1<<40 || e.Proc >= 1<<24 {
+				packed = false
+			}
 		}
 	}
-	slices.SortFunc(idx, func(a, b int32) int {
-		x, y := &ev[a], &ev[b]
-		if c := cmp.Compare(x.Proc, y.Proc); c != 0 {
-			return c
+	refs := make([]ref, 0, n)
+	for i := range ev {
+		e := &ev[i]
+		if e.Corr != 0 && (e.Kind == KindAPI || e.Kind.IsGPUWork()) {
+			refs = append(refs, ref{key: uint64(e.Proc)<<40 | uint64(e.Corr)&(1<<40-1), gpu: e.Kind != KindAPI, i: int32(i)})
 		}
-		if c := cmp.Compare(x.Corr, y.Corr); c != 0 {
-			return c
+	}
+	less := func(a, b ref) int {
+		if packed {
+			if c := cmp.Compare(a.key, b.key); c != 0 {
+				return c
+			}
+		} else {
+			x, y := &ev[a.i], &ev[b.i]
+			if c := cmp.Compare(x.Proc, y.Proc); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(x.Corr, y.Corr); c != 0 {
+				return c
+			}
 		}
-		// API calls first, then GPU work in time order.
-		xa, ya := x.Kind == KindAPI, y.Kind == KindAPI
-		if xa != ya {
-			if xa {
+		if a.gpu != b.gpu {
+			if !a.gpu {
 				return -1
 			}
 			return 1
 		}
-		return cmp.Compare(a, b)
-	})
-	for i := 0; i < len(idx); {
+		return cmp.Compare(a.i, b.i)
+	}
+	slices.SortFunc(refs, less)
+	same := func(a, b ref) bool {
+		if packed {
+			return a.key == b.key
+		}
+		return ev[a.i].Proc == ev[b.i].Proc && ev[a.i].Corr == ev[b.i].Corr
+	}
+	for i := 0; i < len(refs); {
 		j := i + 1
-		for j < len(idx) && ev[idx[j]].Proc == ev[idx[i]].Proc && ev[idx[j]].Corr == ev[idx[i]].Corr {
+		for j < len(refs) && same(refs[i], refs[j]) {
 			j++
 		}
-		if api := idx[i]; ev[api].Kind == KindAPI {
-			for _, w := range idx[i+1 : j] {
-				if ev[w].Kind == KindAPI {
+		if api := refs[i].i; ev[api].Kind == KindAPI {
+			for _, r := range refs[i+1 : j] {
+				if !r.gpu {
 					continue // a duplicate API row: the first one wins
 				}
-				ev[w].Link = api
+				ev[r.i].Link = api
 				if ev[api].Link < 0 {
-					ev[api].Link = w
+					ev[api].Link = r.i
 				}
 			}
 		}

@@ -194,3 +194,24 @@ func TestClassifyRange(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkWithIDsTooLargeToPack(t *testing.T) {
+	b := NewBuilder(Source{})
+	h := b.HostTrack(1, 1)
+	g := b.GPUTrack(0, 7)
+	big := int64(1) << 50
+	b.Add(Event{Kind: KindAPI, Start: 1, End: 2, Corr: big, Proc: 1, Track: h, Name: b.Intern("cudaLaunchKernel")})
+	b.Add(Event{Kind: KindAPI, Start: 3, End: 4, Corr: big + 1, Proc: 1 << 30, Track: h, Name: b.Intern("cudaLaunchKernel")})
+	b.Add(Event{Kind: KindKernel, Start: 5, End: 6, Corr: big, Proc: 1, Track: g})
+	b.Add(Event{Kind: KindKernel, Start: 7, End: 8, Corr: big + 1, Proc: 1 << 30, Track: g})
+	b.Add(Event{Kind: KindKernel, Start: 9, End: 10, Corr: big + 1, Proc: 1, Track: g}) // no API in its process
+	tl, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int32{2, 3, 0, 1, -1} {
+		if tl.Events[i].Link != want {
+			t.Errorf("event %d link %d, want %d", i, tl.Events[i].Link, want)
+		}
+	}
+}

@@ -107,11 +107,17 @@ type Index struct {
 	// Buckets are the disjoint sets of the two-clock split, over the whole
 	// trace except Other, which is within the steady steps only.
 	Buckets [NumBuckets]ivl.Set
+	// Count is the number of events of each kind, to size slices.
+	Count  [16]int
+	labels []string
 }
 
 // New builds the index of tl.
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl}
+	for i := range tl.Events {
+		ix.Count[tl.Events[i].Kind&15]++
+	}
 	ix.findSteps(cfg)
 	ix.findDevices()
 	ix.buildSets(cfg)
@@ -120,7 +126,7 @@ func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 }
 
 // SteadyCovered is the length of s inside the steady steps.
-func (ix *Index) SteadyCovered(s ivl.Set) int64 { return s.Intersect(ix.SteadySet).Len() }
+func (ix *Index) SteadyCovered(s ivl.Set) int64 { return s.OverlapLen(ix.SteadySet) }
 
 // InSteady reports whether instant t lies in a steady step.
 func (ix *Index) InSteady(t int64) bool { return ix.SteadySet.Contains(t) }
@@ -163,8 +169,16 @@ func (ix *Index) MedianStepNS() int64 {
 	return median(d)
 }
 
-// Label is the report name of a track.
-func (ix *Index) Label(t timeline.TrackID) string { return ix.TL.Tracks[t].Label() }
+// Label is the report name of a track (cached: evidence asks often).
+func (ix *Index) Label(t timeline.TrackID) string {
+	if ix.labels == nil {
+		ix.labels = make([]string, len(ix.TL.Tracks))
+	}
+	if ix.labels[t] == "" {
+		ix.labels[t] = ix.TL.Tracks[t].Label()
+	}
+	return ix.labels[t]
+}
 
 // IsMain reports whether track t is the main thread.
 func (ix *Index) IsMain(t timeline.TrackID) bool { return ix.HasMain && t == ix.Main }
@@ -200,7 +214,9 @@ func (ix *Index) findDevices() {
 // buildSets builds the busy sets and the main thread's interval sets.
 func (ix *Index) buildSets(cfg *analyze.Config) {
 	tl := ix.TL
-	var k, c, w, cc, sc, oc, dr []ivl.Interval
+	nk, nc, nm := ix.Count[timeline.KindKernel], ix.Count[timeline.KindMemcpy], ix.Count[timeline.KindMemset]
+	k, c, w := make([]ivl.Interval, 0, nk), make([]ivl.Interval, 0, nc), make([]ivl.Interval, 0, nk+nc+nm)
+	var cc, sc, oc, dr []ivl.Interval
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		iv := ivl.Interval{Start: e.Start, End: e.End}
@@ -250,10 +266,10 @@ func (ix *Index) split() {
 	taken := ix.Kernels
 	next := func(s ivl.Set) ivl.Set {
 		out := s.Subtract(taken)
-		taken = union(taken, out)
+		taken = taken.Union(out)
 		return out
 	}
-	b[Copy] = next(union(ix.Copies, ix.MainCopyCalls))
+	b[Copy] = next(ix.Copies.Union(ix.MainCopyCalls))
 	b[Sync] = next(ix.MainSyncCalls)
 	b[OS] = next(ix.MainOSCalls)
 	b[Data] = next(ix.MainData)
@@ -277,12 +293,6 @@ func (ix *Index) split() {
 			fill(s)
 		}
 	}
-}
-
-func union(a, b ivl.Set) ivl.Set {
-	all := make([]ivl.Interval, 0, len(a)+len(b))
-	all = append(append(all, a...), b...)
-	return ivl.Union(all)
 }
 
 // HostCopy reports whether e is a copy between host and device.

@@ -44,6 +44,26 @@ func Union(ivs []Interval) Set {
 	return Set(out)
 }
 
+// Union returns s ∪ o by a linear merge. Cost: O(len(s) + len(o)).
+func (s Set) Union(o Set) Set {
+	out := make(Set, 0, len(s)+len(o))
+	i, j := 0, 0
+	for i < len(s) || j < len(o) {
+		var iv Interval
+		if j >= len(o) || (i < len(s) && s[i].Start <= o[j].Start) {
+			iv, i = s[i], i+1
+		} else {
+			iv, j = o[j], j+1
+		}
+		if n := len(out); n > 0 && iv.Start <= out[n-1].End {
+			out[n-1].End = max(out[n-1].End, iv.End)
+			continue
+		}
+		out = append(out, iv)
+	}
+	return out
+}
+
 // Len is the total length of the set in nanoseconds.
 func (s Set) Len() int64 {
 	var n int64
@@ -63,7 +83,7 @@ func (s Set) Bounds() (int64, int64) {
 
 // Intersect returns s ∩ o. Cost: O(len(s) + len(o)).
 func (s Set) Intersect(o Set) Set {
-	var out Set
+	out := make(Set, 0, max(len(s), len(o)))
 	i, j := 0, 0
 	for i < len(s) && j < len(o) {
 		a, b := s[i], o[j]
@@ -80,9 +100,28 @@ func (s Set) Intersect(o Set) Set {
 	return out
 }
 
+// OverlapLen is the length of s ∩ o, without building it. Cost:
+// O(len(s) + len(o)).
+func (s Set) OverlapLen(o Set) int64 {
+	var n int64
+	i, j := 0, 0
+	for i < len(s) && j < len(o) {
+		a, b := s[i], o[j]
+		if lo, hi := max(a.Start, b.Start), min(a.End, b.End); lo < hi {
+			n += hi - lo
+		}
+		if a.End < b.End {
+			i++
+		} else {
+			j++
+		}
+	}
+	return n
+}
+
 // Subtract returns s \ o. Cost: O(len(s) + len(o)).
 func (s Set) Subtract(o Set) Set {
-	var out Set
+	out := make(Set, 0, len(s))
 	j := 0
 	for _, a := range s {
 		cur := a.Start

@@ -55,6 +55,22 @@ func TestAgainstBitmapOracle(t *testing.T) {
 		for i := range ba {
 			and[i], diff[i] = ba[i] && bb[i], ba[i] && !bb[i]
 		}
+		or := make([]bool, len(ba))
+		for i := range ba {
+			or[i] = ba[i] || bb[i]
+		}
+		u := a.Union(b)
+		if u.Len() != count(or) {
+			t.Fatalf("trial %d: union %d want %d", trial, u.Len(), count(or))
+		}
+		for i := 1; i < len(u); i++ {
+			if u[i].Start <= u[i-1].End {
+				t.Fatalf("trial %d: merged union not disjoint: %v", trial, u)
+			}
+		}
+		if got := a.OverlapLen(b); got != count(and) {
+			t.Fatalf("trial %d: overlap %d want %d", trial, got, count(and))
+		}
 		if got := a.Intersect(b).Len(); got != count(and) {
 			t.Fatalf("trial %d: intersect %d want %d", trial, got, count(and))
 		}

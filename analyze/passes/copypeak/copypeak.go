@@ -59,8 +59,9 @@ func run(p *analyze.Pass) (any, error) {
 		ns += e.Dur()
 		spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
 		cands = append(cands, analyze.Candidate{Weight: e.Dur(), Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("%s copy of %s at %s GB/s", e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()))}})
+			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
+			return fmt.Sprintf("%s copy of %s at %s GB/s", e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()))
+		}})
 	}
 	if ns == 0 || ix.SteadyNS == 0 {
 		return nil, nil

@@ -87,8 +87,9 @@ func run(p *analyze.Pass) (any, error) {
 			why = "on the kernels' stream"
 		}
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("%s copy of %s (%s), %s, %s with no kernel running", e.Copy, units.Bytes(e.Bytes), units.Dur(e.Dur()), why, units.Dur(w))}})
+			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
+			return fmt.Sprintf("%s copy of %s (%s), %s, %s with no kernel running", e.Copy, units.Bytes(e.Bytes), units.Dur(e.Dur()), why, units.Dur(w))
+		}})
 	}
 	per, share := ix.PerStep(total)
 	how := "they run on the same stream as the kernels"

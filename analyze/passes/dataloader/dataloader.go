@@ -78,8 +78,9 @@ func run(p *analyze.Pass) (any, error) {
 			continue
 		}
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: iv.Start, EndNS: iv.End, Track: ix.Label(ix.Main),
-			What: fmt.Sprintf("%q: main thread waits %s for data (%s of the range)", outer[iv.Start], units.Dur(w), units.Pct(float64(w)/float64(max(iv.Len(), 1))))}})
+			StartNS: iv.Start, EndNS: iv.End, Track: ix.Label(ix.Main)}, Describe: func() string {
+			return fmt.Sprintf("%q: main thread waits %s for data (%s of the range)", outer[iv.Start], units.Dur(w), units.Pct(float64(w)/float64(max(iv.Len(), 1))))
+		}})
 	}
 	var stepNS int64
 	if n := len(ix.Steady); n > 0 {

@@ -54,7 +54,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	// Kernels on the analysed devices in start order, to find the work
 	// that ends each gap.
-	var kernels []int32
+	kernels := make([]int32, 0, ix.Count[timeline.KindKernel])
 	for i := range tl.Events {
 		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) {
 			kernels = append(kernels, int32(i))
@@ -81,24 +81,31 @@ func run(p *analyze.Pass) (any, error) {
 				thread, hasThread = tl.Events[e.Link].Track, true
 			}
 		}
-		what := fmt.Sprintf("GPU idle %s", units.Dur(g.Len()))
 		track := gpuTrack
+		var th *hostact.Thread
+		var split hostact.Split
 		if hasThread {
-			th := acts.Thread(thread)
-			split := th.Split(g.Start, g.End)
+			th = acts.Thread(thread)
+			split = th.Split(g.Start, g.End)
 			for c := range split {
 				res.ByCause[c] += split[c]
 				if n := th.Name(hostact.Cause(c)); n != "" && split[c] > 0 {
 					names[c][n] += split[c]
 				}
 			}
-			what += "; " + describe(th, split, g.Start, g.End) + " on " + ix.Label(thread)
 			if track == "" {
 				track = ix.Label(thread)
 			}
 		}
-		cands = append(cands, analyze.Candidate{Weight: g.Len(), Evidence: analyze.Evidence{
-			StartNS: g.Start, EndNS: g.End, Track: track, What: what}})
+		describeGap := func() string {
+			what := fmt.Sprintf("GPU idle %s", units.Dur(g.Len()))
+			if th != nil {
+				what += "; " + describe(th, split, g.Start, g.End) + " on " + ix.Label(thread)
+			}
+			return what
+		}
+		cands = append(cands, analyze.Candidate{Weight: g.Len(), Describe: describeGap, Evidence: analyze.Evidence{
+			StartNS: g.Start, EndNS: g.End, Track: track}})
 	}
 	per, share := ix.PerStep(total)
 	top := res.ByCause.Top()

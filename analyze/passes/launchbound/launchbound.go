@@ -49,8 +49,8 @@ claims it. Cost: O(n log n).`,
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	var ks []int32
-	var durs []int64
+	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
+	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if e.Kind != timeline.KindKernel || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
@@ -81,12 +81,13 @@ func run(p *analyze.Pass) (any, error) {
 		launch := &tl.Events[e.Link]
 		if e.Start > prevEnd && launch.End > prevEnd && launch.Start-prevEnd <= MaxLaunchLagNS {
 			w := other.Covered(prevEnd, e.Start)
-			if w > 0 {
+			if gapStart := prevEnd; w > 0 {
 				total += w
 				gaps++
 				cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-					StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track),
-					What: fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-prevEnd), clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))}})
+					StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track)}, Describe: func() string {
+					return fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-gapStart), clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))
+				}})
 			}
 		}
 		prevEnd = max(prevEnd, e.End)

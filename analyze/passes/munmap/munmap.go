@@ -87,8 +87,9 @@ func run(p *analyze.Pass) (any, error) {
 		e := &tl.Events[i]
 		w := wasted.Covered(e.Start, e.End)
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("%s for %s, %s of it with the GPU idle", tl.Name(e.Name), units.Dur(e.Dur()), units.Dur(w))}})
+			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
+			return fmt.Sprintf("%s for %s, %s of it with the GPU idle", tl.Name(e.Name), units.Dur(e.Dur()), units.Dur(w))
+		}})
 	}
 	per, share := ix.PerStep(total)
 	f := analyze.Finding{

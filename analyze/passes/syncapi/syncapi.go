@@ -46,7 +46,7 @@ Cost: O(n log n).`,
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	var kernelStarts []int64
+	kernelStarts := make([]int64, 0, len(ix.Kernels))
 	for _, iv := range ix.Kernels {
 		kernelStarts = append(kernelStarts, iv.Start)
 	}
@@ -77,9 +77,10 @@ func run(p *analyze.Pass) (any, error) {
 		name := timeline.BaseAPIName(tl.Name(e.Name))
 		names[name]++
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.End, EndNS: next, Track: ix.Label(e.Track),
-			What: fmt.Sprintf("after %s (which blocked %s) the GPU idles %s until the next kernel; %s of that could overlap the drained work",
-				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))}})
+			StartNS: e.End, EndNS: next, Track: ix.Label(e.Track)}, Describe: func() string {
+			return fmt.Sprintf("after %s (which blocked %s) the GPU idles %s until the next kernel; %s of that could overlap the drained work",
+				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))
+		}})
 	}
 	if total == 0 {
 		return nil, nil

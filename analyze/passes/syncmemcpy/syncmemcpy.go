@@ -131,7 +131,7 @@ func run(p *analyze.Pass) (any, error) {
 			what += fmt.Sprintf("; the host waits in %s for %s", timeline.BaseAPIName(tl.Name(c.Name)), units.Dur(c.Dur()))
 		}
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track), What: what}})
+			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track)}, Describe: func() string { return what }})
 	}
 	per, share := ix.PerStep(total)
 	refText := fmt.Sprintf("%.0f GB/s, the trace's best pinned copy", ref)

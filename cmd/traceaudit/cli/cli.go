@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -53,8 +54,17 @@ func Main() int {
 	return Run(os.Args[1:], ios)
 }
 
-// Run executes args with ios and returns the exit code.
+// Run executes args with ios and returns the exit code. With
+// TRACEAUDIT_CPUPROFILE=FILE set, it writes a CPU profile of the run there
+// (for `go tool pprof`).
 func Run(args []string, ios *IO) int {
+	if path := os.Getenv("TRACEAUDIT_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer func() { pprof.StopCPUProfile(); f.Close() }()
+			}
+		}
+	}
 	ios.Args = args
 	root := NewRoot(ios)
 	root.SetArgs(args)

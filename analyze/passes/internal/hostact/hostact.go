@@ -115,7 +115,7 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 	for k := range raw {
 		s := ivl.Union(raw[k]).Subtract(taken)
 		th.sets[k] = s
-		taken = ivl.Union(append(append([]ivl.Interval{}, taken...), s...))
+		taken = taken.Union(s)
 		best, bestN := timeline.NameID(0), -1
 		for id, n := range counts[k] {
 			if n > bestN || (n == bestN && tl.Name(id) < tl.Name(best)) {
