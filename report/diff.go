@@ -83,16 +83,8 @@ func WriteDiffMarkdown(w io.Writer, d *compare.Diff, o MarkdownOptions) error {
 			p.line("| `%s` | %s | %s | %s |", c.ID, sideText(c.Before), sideText(c.After), c.Status)
 		}
 	}
-	for _, pl := range o.Plots {
-		p.line("")
-		p.line("![%s](%s)", mdEscape(pl.Title), pl.File)
-		p.line("")
-		p.line("*%s*", mdEscape(pl.Caption))
-	}
-	if o.Command != "" {
-		p.line("")
-		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(o.Command, "`", "'"))
-	}
+	mdPlots(p, o.Plots, false)
+	mdCommand(p, o.Command)
 	return p.err
 }
 

@@ -87,14 +87,7 @@ func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error
 			p.line("Verify on a GPU: `traceaudit replay --variants %s %s`", strings.Join(f.VerifyWith, ","), filepath.Base(r.File))
 		}
 	}
-	for _, pl := range o.Plots {
-		p.line("")
-		p.line("### %s", mdEscape(pl.Title))
-		p.line("")
-		p.line("![%s](%s)", mdEscape(pl.Title), pl.File)
-		p.line("")
-		p.line("*%s*", mdEscape(pl.Caption))
-	}
+	mdPlots(p, o.Plots, true)
 	if len(r.NotObservable) > 0 {
 		p.line("")
 		p.line("### Not observable in this trace")
@@ -103,11 +96,31 @@ func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error
 			p.line("- `%s`: %s", n.ID, mdEscape(n.Why))
 		}
 	}
-	if o.Command != "" {
-		p.line("")
-		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(o.Command, "`", "'"))
-	}
+	mdCommand(p, o.Command)
 	return p.err
+}
+
+// mdPlots embeds plots with their captions, each under a heading when
+// headings is set.
+func mdPlots(p *printer, plots []Plot, headings bool) {
+	for _, pl := range plots {
+		p.line("")
+		if headings {
+			p.line("### %s", mdEscape(pl.Title))
+			p.line("")
+		}
+		p.line("![%s](%s)", mdEscape(pl.Title), pl.File)
+		p.line("")
+		p.line("*%s*", mdEscape(pl.Caption))
+	}
+}
+
+// mdCommand quotes the command line that produced a report.
+func mdCommand(p *printer, command string) {
+	if command != "" {
+		p.line("")
+		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(command, "`", "'"))
+	}
 }
 
 func writeStepTable(p *printer, r *audit.Report) {

@@ -145,15 +145,7 @@ func WriteReplayMarkdown(w io.Writer, r *replay.Report, o MarkdownOptions) error
 			p.line("Fidelity of the observed replay: step %.2f, GPU %.2f. %s", f.Step, f.GPU, fidelityNote(f))
 		}
 	}
-	for _, pl := range o.Plots {
-		p.line("")
-		p.line("![%s](%s)", mdEscape(pl.Title), pl.File)
-		p.line("")
-		p.line("*%s*", mdEscape(pl.Caption))
-	}
-	if o.Command != "" {
-		p.line("")
-		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(o.Command, "`", "'"))
-	}
+	mdPlots(p, o.Plots, false)
+	mdCommand(p, o.Command)
 	return p.err
 }
