@@ -43,15 +43,6 @@ func fill(b []byte, seed byte) {
 	}
 }
 
-// work is a data phase of length d that also writes batch b (when b is not
-// nil). It returns how long it took.
-func work(d time.Duration, b []byte, seed byte) time.Duration {
-	t0 := time.Now()
-	fill(b, seed)
-	burn(d - time.Since(t0))
-	return time.Since(t0)
-}
-
 // mapping is a real mapping released with a real munmap: anonymous and
 // private, as glibc makes for a large allocation, or shared memory (a
 // memfd mapped MAP_SHARED), as a batch that a DataLoader worker process

@@ -44,18 +44,6 @@ func (b *Builder) Intern(name string) NameID {
 	return id
 }
 
-// InternBytes is Intern for a byte slice; it does not allocate when the
-// name is already known.
-func (b *Builder) InternBytes(name []byte) NameID {
-	if id, ok := b.nameIdx[string(name)]; ok {
-		return id
-	}
-	return b.Intern(string(name))
-}
-
-// Names returns the number of interned names.
-func (b *Builder) Names() int { return len(b.names) }
-
 // GPUTrack returns the track of GPU stream (device, stream), creating it.
 func (b *Builder) GPUTrack(device, stream int64) TrackID {
 	k := [2]int64{device, stream}
@@ -100,9 +88,6 @@ func (b *Builder) AddDevice(d Device) {
 // Add appends an event. Link is ignored (Build sets it); for KindAPI events
 // with API == APIOther the class is derived from the name at Build.
 func (b *Builder) Add(e Event) { b.events = append(b.events, e) }
-
-// Len is the number of events added so far.
-func (b *Builder) Len() int { return len(b.events) }
 
 // Grow makes room for n more events.
 func (b *Builder) Grow(n int) { b.events = slices.Grow(b.events, n) }

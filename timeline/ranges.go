@@ -17,6 +17,3 @@ func ClassifyRange(name string, dflt RangeKind) RangeKind {
 	}
 	return dflt
 }
-
-// IsStepName reports whether name is a PyTorch profiler step range.
-func IsStepName(name string) bool { return strings.HasPrefix(name, "ProfilerStep#") }

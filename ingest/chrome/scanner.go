@@ -181,15 +181,6 @@ func (in *input) skipSpace() (byte, bool) {
 	}
 }
 
-// detach moves the unconsumed bytes into a fresh buffer, so that the
-// current one can be handed to a worker.
-func (in *input) detach() {
-	nb := in.getBuf(max(in.end-in.pos, min(in.size, minBufSize)))
-	n := copy(nb, in.buf[in.pos:in.end])
-	in.base += int64(in.pos)
-	in.buf, in.pos, in.end = nb, 0, n
-}
-
 // drainRest reads the rest of the input and returns how many bytes it had
 // beyond what is buffered.
 func (in *input) drainRest() int64 {

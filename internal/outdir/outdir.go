@@ -8,15 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 )
 
 // Writer collects the files of one folder.
 type Writer struct {
-	dir   string
-	tmp   string
-	names []string
+	dir string
+	tmp string
 }
 
 // New starts writing folder dir: it creates a temporary sibling folder,
@@ -52,7 +50,6 @@ func (w *Writer) File(name string, data []byte) error {
 	if err := os.WriteFile(filepath.Join(w.tmp, name), data, 0o644); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(w.dir, name), err)
 	}
-	w.names = append(w.names, name)
 	return nil
 }
 
@@ -91,11 +88,4 @@ func (w *Writer) Commit() error {
 		os.RemoveAll(old)
 	}
 	return nil
-}
-
-// Names lists the files written, sorted.
-func (w *Writer) Names() []string {
-	out := append([]string(nil), w.names...)
-	sort.Strings(out)
-	return out
 }

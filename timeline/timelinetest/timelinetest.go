@@ -82,11 +82,6 @@ func (b *Builder) Launch(h, s timeline.TrackID, kernel string, cs, ce, ks, ke in
 	b.B.Add(timeline.Event{Kind: timeline.KindKernel, Name: b.B.Intern(kernel), Track: s, Start: ks, End: ke, Corr: c, Proc: p})
 }
 
-// Kernel adds a kernel with no launching call.
-func (b *Builder) Kernel(s timeline.TrackID, name string, start, end int64) {
-	b.B.Add(timeline.Event{Kind: timeline.KindKernel, Name: b.B.Intern(name), Track: s, Start: start, End: end})
-}
-
 // Copy describes a memcpy for Memcpy.
 type Copy struct {
 	Dir      timeline.CopyKind

@@ -40,14 +40,6 @@ func sqliteFile(t *testing.T, dir, name string, stmts ...string) string {
 	return p
 }
 
-func gz(t *testing.T, data []byte) []byte {
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write(data)
-	w.Close()
-	return b.Bytes()
-}
-
 const kernelEv = `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%s,"dur":%s,"args":{"correlation":1}}`
 
 func ev(ts, dur string) string {
