@@ -62,6 +62,22 @@ func TestAnalyzeOut(t *testing.T) {
 	}
 }
 
+// TestAnalyzeOutSharedR0 writes the report folder of the H200 r0_baseline
+// nsys export: every plot, decodable and large enough, linked from report.md.
+func TestAnalyzeOutSharedR0(t *testing.T) {
+	src := testfix.Shared(t, "h200", "r0_baseline.nsys.sqlite")
+	out := filepath.Join(t.TempDir(), "audit")
+	if _, errOut, code := run(t, "analyze", "--out", out, src); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	md := checkReportFolder(t, out, []string{"timeline", "utilization", "steps", "findings"})
+	for _, want := range []string{"input-bound", "`dataloader-wait`", "`sync-memcpy`", "Produced by `traceaudit analyze --out"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
+
 func TestFailedRunKeepsPreviousReport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "audit")
 	if _, errOut, code := run(t, "analyze", "--out", out, "fixtures/b0_pageable_sync.pt.trace.json.gz"); code != 0 {
