@@ -33,11 +33,10 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) error {
 	if o.Warmup < 0 {
 		o.Warmup = 0
 	}
-	need := 2*p.Step.BatchBytes() + 64<<20
+	// Every copy has a device buffer in each of the two double-buffer slots.
+	need := int64(64 << 20)
 	for _, c := range p.Step.Copies {
-		if c.Dir == "DtoH" {
-			need += c.Bytes
-		}
+		need += 2 * c.Bytes
 	}
 	free, err := ex.FreeMemory()
 	if err != nil {

@@ -4,9 +4,7 @@ import "time"
 
 // Executor carries out the GPU side of a replay. replay/cudaexec implements
 // it over the CUDA driver API; tests use a fake. Methods are called from
-// one goroutine (the replay's main loop) except AllocPinned/FreePinned,
-// which producer goroutines never call either: all allocation happens in
-// setup.
+// the replay's main goroutine only: producer goroutines do host work alone.
 type Executor interface {
 	// Device names the GPU ("NVIDIA H200 (device 0, 132 SMs)").
 	Device() string
@@ -17,6 +15,8 @@ type Executor interface {
 	AllocDevice(n int64) (DeviceBuffer, error)
 	// AllocPinned allocates n bytes of page-locked host memory.
 	AllocPinned(n int64) ([]byte, error)
+	// FreePinned frees memory from AllocPinned.
+	FreePinned(b []byte) error
 	// NewStream creates a stream.
 	NewStream() (Stream, error)
 	// CopyHtoD copies src to dst. Pageable sources are copied with a

@@ -106,6 +106,10 @@ func (f *Fake) AllocPinned(n int64) ([]byte, error) {
 	return make([]byte, n), f.log(Op{Kind: "alloc-pinned", Bytes: n})
 }
 
+func (f *Fake) FreePinned(b []byte) error {
+	return f.log(Op{Kind: "free-pinned", Bytes: int64(len(b))})
+}
+
 func (f *Fake) NewStream() (Stream, error) {
 	f.mu.Lock()
 	f.streams++

@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"golang.org/x/sys/unix"
+	"sync/atomic"
 	"time"
 )
 
@@ -24,10 +25,10 @@ func burn(d time.Duration) {
 			break
 		}
 	}
-	sink = x
+	sink.Store(x) // keeps the work from being optimised away
 }
 
-var sink uint64
+var sink atomic.Uint64
 
 // fill writes every byte of b (a batch being produced): on a fresh mapping
 // this also faults its pages in, as building a real batch does.

@@ -67,6 +67,8 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 			for _, cp := range st.Copies {
 				b, err := r.ex.AllocPinned(cp.Bytes)
 				if err != nil {
+					l.pinBufs = append(l.pinBufs, bufs)
+					l.freePinned()
 					cancel()
 					return nil, err
 				}
@@ -120,9 +122,7 @@ func (l *loop) pinLoop() {
 		}
 		out, err := l.pin(b)
 		if err != nil {
-			if l.ctx.Err() == nil {
-				l.errc <- err
-			}
+			l.fail(err)
 			return
 		}
 		select {
@@ -142,7 +142,7 @@ func (l *loop) produce(worker int, d time.Duration) {
 	for {
 		b, err := l.newBatch()
 		if err != nil {
-			l.errc <- err
+			l.fail(err)
 			return
 		}
 		t0 := time.Now()
@@ -172,18 +172,24 @@ func (l *loop) newBatch() (*batch, error) {
 	}
 	b := &batch{slot: -1}
 	for _, c := range l.r.p.Step.Copies {
-		if !l.freshMaps() {
+		switch {
+		case c.Dir != "HtoD":
+			b.bufs = append(b.bufs, nil) // results land in their own buffer
+		case !l.freshMaps():
 			b.bufs = append(b.bufs, make([]byte, c.Bytes))
-			continue
+		default:
+			// Batches made by producers arrive in shared memory, as a
+			// DataLoader worker's do; the main thread's own are private.
+			m, err := newMapping(c.Bytes, l.ready != nil)
+			if err != nil {
+				for _, m := range b.maps {
+					m.unmap()
+				}
+				return nil, err
+			}
+			b.maps = append(b.maps, m)
+			b.bufs = append(b.bufs, m.b)
 		}
-		// Batches made by producers arrive in shared memory, as a
-		// DataLoader worker's do; the main thread's own are private.
-		m, err := newMapping(c.Bytes, l.ready != nil)
-		if err != nil {
-			return nil, err
-		}
-		b.maps = append(b.maps, m)
-		b.bufs = append(b.bufs, m.b)
 	}
 	return b, nil
 }
@@ -316,6 +322,24 @@ func (l *loop) done(b *batch) error {
 	return l.release(b)
 }
 
+// fail hands a producer's error to the main loop, unless the loop is over.
+func (l *loop) fail(err error) {
+	select {
+	case l.errc <- err:
+	case <-l.ctx.Done():
+	}
+}
+
+// freePinned gives the pinned slots back to the executor.
+func (l *loop) freePinned() {
+	for _, bufs := range l.pinBufs {
+		for _, b := range bufs {
+			l.r.ex.FreePinned(b)
+		}
+	}
+	l.pinBufs = nil
+}
+
 func (l *loop) close() {
 	l.cancel()
 	if l.ready != nil {
@@ -365,4 +389,7 @@ func (l *loop) close() {
 		l.next, l.nextEv, l.nextOps = nil, nil, nil
 	}
 	l.reuse = pool{}
+	// Every GPU operation finished at the last step's barrier (and the
+	// prefetched copy was synchronised above): the slots are free.
+	l.freePinned()
 }

@@ -97,6 +97,7 @@ func (l *loop) step(k int) (int64, error) {
 		cur = b
 		in, err := l.copyIn(nil, cur, 0)
 		if err != nil {
+			l.done(cur)
 			return 0, err
 		}
 		ops = append(ops, in...)

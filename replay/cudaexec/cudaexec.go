@@ -71,6 +71,9 @@ func (e *Executor) AllocDevice(n int64) (replay.DeviceBuffer, error) {
 // AllocPinned implements replay.Executor with cuMemAllocHost.
 func (e *Executor) AllocPinned(n int64) ([]byte, error) { return e.ctx.AllocHost(int(n)) }
 
+// FreePinned implements replay.Executor with cuMemFreeHost.
+func (e *Executor) FreePinned(b []byte) error { return e.ctx.FreeHost(b) }
+
 // NewStream implements replay.Executor. Streams are blocking (they order
 // with the legacy default stream), like PyTorch's.
 func (e *Executor) NewStream() (replay.Stream, error) { return e.ctx.NewStream(cuda.StreamDefault) }
