@@ -6,7 +6,7 @@ BIN       := bin/traceaudit
 FUZZTIME  ?= 10s
 DEMO      := fixtures/r0_baseline.pt.trace.json.gz
 
-.PHONY: all build test lint bench demo fuzz fuzz-ci clean
+.PHONY: all build test race lint bench demo fuzz fuzz-ci clean
 
 all: lint test build
 
@@ -17,6 +17,11 @@ build:
 # committed fuzz corpora as regression inputs.
 test:
 	$(GO) test ./...
+
+# The packages that run goroutines, under the race detector (needs cgo and
+# a C compiler).
+race:
+	CGO_ENABLED=1 $(GO) test -race ./replay/ ./ingest/... ./internal/...
 
 lint:
 	$(GO) vet ./...
