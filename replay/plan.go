@@ -134,12 +134,6 @@ func representative(ix *index.Index) index.Step {
 // copiesIn lists the host-device copies of at least MinCopyBytes that run
 // in step s on the analysed devices.
 func copiesIn(tl *timeline.Timeline, ix *index.Index, s index.Step) []Copy {
-	kernelStreams := map[timeline.TrackID]bool{}
-	for i := range tl.Events {
-		if e := &tl.Events[i]; e.Kind == timeline.KindKernel {
-			kernelStreams[e.Track] = true
-		}
-	}
 	var out []Copy
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -147,7 +141,7 @@ func copiesIn(tl *timeline.Timeline, ix *index.Index, s index.Step) []Copy {
 			continue
 		}
 		out = append(out, Copy{Dir: e.Copy.String(), Bytes: e.Bytes, Pageable: !index.PinnedSide(e),
-			SideStream: !kernelStreams[e.Track], ObservedNS: e.Dur()})
+			SideStream: !ix.KernelStreams[e.Track], ObservedNS: e.Dur()})
 	}
 	return out
 }

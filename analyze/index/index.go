@@ -108,19 +108,27 @@ type Index struct {
 	// trace except Other, which is within the steady steps only.
 	Buckets [NumBuckets]ivl.Set
 	// Count is the number of events of each kind, to size slices.
-	Count  [16]int
+	Count [16]int
+	// KernelStreams are the GPU tracks that run kernels (any device).
+	KernelStreams map[timeline.TrackID]bool
+
 	labels []string
+	// bestPinned is the best pinned host copy's bandwidth (GB/s), 0: none.
+	bestPinned float64
+	// dataName caches IsDataRange per range name: 0 unknown, 1 yes, 2 no.
+	dataName []uint8
+	cfg      *analyze.Config
 }
 
 // New builds the index of tl.
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
-	ix := &Index{TL: tl}
+	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames())}
 	for i := range tl.Events {
 		ix.Count[tl.Events[i].Kind&15]++
 	}
 	ix.findSteps(cfg)
 	ix.findDevices()
-	ix.buildSets(cfg)
+	ix.buildSets()
 	ix.split()
 	return ix
 }
@@ -211,31 +219,43 @@ func (ix *Index) findDevices() {
 	}
 }
 
-// buildSets builds the busy sets and the main thread's interval sets.
-func (ix *Index) buildSets(cfg *analyze.Config) {
+// buildSets builds the busy sets, the streams that run kernels, the best
+// pinned copy bandwidth, and the main thread's interval sets.
+func (ix *Index) buildSets() {
 	tl := ix.TL
 	nk, nc, nm := ix.Count[timeline.KindKernel], ix.Count[timeline.KindMemcpy], ix.Count[timeline.KindMemset]
 	k, c, w := make([]ivl.Interval, 0, nk), make([]ivl.Interval, 0, nc), make([]ivl.Interval, 0, nk+nc+nm)
-	var cc, sc, oc, dr []ivl.Interval
 	for i := range tl.Events {
 		e := &tl.Events[i]
+		if !e.Kind.IsGPUWork() {
+			continue
+		}
+		if e.Kind == timeline.KindKernel {
+			ix.KernelStreams[e.Track] = true
+		}
+		if HostCopy(e) && PinnedSide(e) && e.Bytes >= PinnedRefMinBytes && e.Dur() > 0 {
+			ix.bestPinned = max(ix.bestPinned, float64(e.Bytes)/float64(e.Dur()))
+		}
+		if !ix.OnDevices(e) {
+			continue
+		}
 		iv := ivl.Interval{Start: e.Start, End: e.End}
-		if e.Kind.IsGPUWork() {
-			if !ix.OnDevices(e) {
-				continue
-			}
-			w = append(w, iv)
-			switch e.Kind {
-			case timeline.KindKernel:
-				k = append(k, iv)
-			case timeline.KindMemcpy:
-				c = append(c, iv)
-			}
-			continue
+		w = append(w, iv)
+		switch e.Kind {
+		case timeline.KindKernel:
+			k = append(k, iv)
+		case timeline.KindMemcpy:
+			c = append(c, iv)
 		}
-		if !ix.IsMain(e.Track) {
-			continue
-		}
+	}
+	var cc, sc, oc, dr []ivl.Interval
+	var main []int32
+	if ix.HasMain {
+		main = tl.Tracks[ix.Main].Events
+	}
+	for _, i := range main {
+		e := &tl.Events[i]
+		iv := ivl.Interval{Start: e.Start, End: e.End}
 		switch e.Kind {
 		case timeline.KindAPI:
 			switch {
@@ -249,7 +269,7 @@ func (ix *Index) buildSets(cfg *analyze.Config) {
 				oc = append(oc, iv)
 			}
 		case timeline.KindRange:
-			if IsDataRange(tl, e, cfg) {
+			if ix.IsData(e) {
 				dr = append(dr, iv)
 			}
 		}
@@ -320,19 +340,32 @@ const PinnedRefMinBytes = 1 << 20
 // trace's best pinned host copy of 1 MiB or more, else fallback (the
 // --pinned-gbps setting). fromTrace says which.
 func (ix *Index) PinnedReference(fallback float64) (gbps float64, fromTrace bool) {
-	tl := ix.TL
-	for i := range tl.Events {
-		e := &tl.Events[i]
-		if HostCopy(e) && PinnedSide(e) && e.Bytes >= PinnedRefMinBytes && e.Dur() > 0 {
-			if bw := float64(e.Bytes) / float64(e.Dur()); bw > gbps {
-				gbps, fromTrace = bw, true
-			}
-		}
+	if ix.bestPinned > 0 {
+		return ix.bestPinned, true
 	}
-	if !fromTrace {
-		gbps = fallback
+	return fallback, false
+}
+
+// IsData is IsDataRange with the run's config, evaluated once per name.
+func (ix *Index) IsData(e *timeline.Event) bool {
+	if e.Kind != timeline.KindRange || e.Range == timeline.RangeStep {
+		return false
 	}
-	return gbps, fromTrace
+	if int(e.Name) >= len(ix.dataName) {
+		return IsDataRange(ix.TL, e, ix.cfg)
+	}
+	switch ix.dataName[e.Name] {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	ok := IsDataRange(ix.TL, e, ix.cfg)
+	ix.dataName[e.Name] = 2
+	if ok {
+		ix.dataName[e.Name] = 1
+	}
+	return ok
 }
 
 // RequireKernels is an Observable check for analyzers that need GPU kernels.

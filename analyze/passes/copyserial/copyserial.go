@@ -68,14 +68,9 @@ func run(p *analyze.Pass) (any, error) {
 		return res, nil
 	}
 	res.Serial = true
-	shared := map[timeline.TrackID]bool{}
-	for i := range tl.Events {
-		e := &tl.Events[i]
-		if e.Kind == timeline.KindKernel && copyStreams[e.Track] {
-			shared[e.Track] = true
-		}
+	for t := range copyStreams {
+		res.SharedStream = res.SharedStream || ix.KernelStreams[t]
 	}
-	res.SharedStream = len(shared) > 0
 	wasted := set.Subtract(ix.Kernels)
 	total := wasted.Len()
 	var cands []analyze.Candidate
@@ -83,7 +78,7 @@ func run(p *analyze.Pass) (any, error) {
 		e := &tl.Events[i]
 		w := wasted.Covered(e.Start, e.End)
 		why := "serialised by synchronisation"
-		if shared[e.Track] {
+		if ix.KernelStreams[e.Track] {
 			why = "on the kernels' stream"
 		}
 		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{

@@ -60,7 +60,7 @@ func run(p *analyze.Pass) (any, error) {
 	outer := map[int64]string{}
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
-		if !index.IsDataRange(tl, e, p.Config) {
+		if !ix.IsData(e) {
 			continue
 		}
 		name := tl.Name(e.Name)

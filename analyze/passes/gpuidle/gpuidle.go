@@ -60,7 +60,7 @@ func run(p *analyze.Pass) (any, error) {
 			kernels = append(kernels, int32(i))
 		}
 	}
-	acts := hostact.NewCache(ix, p.Config)
+	acts := hostact.NewCache(ix)
 	// names[c] sums gap time per dominant event name of cause c.
 	var names [hostact.NumCauses]map[string]int64
 	for c := range names {

@@ -46,10 +46,6 @@ Cost: O(n log n).`,
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	kernelStarts := make([]int64, 0, len(ix.Kernels))
-	for _, iv := range ix.Kernels {
-		kernelStarts = append(kernelStarts, iv.Start)
-	}
 	other := ix.Buckets[index.Other]
 	var total int64
 	var n int
@@ -63,11 +59,12 @@ func run(p *analyze.Pass) (any, error) {
 		if ix.Kernels.Contains(e.End) {
 			continue // kernels still queued: the GPU does not idle
 		}
-		k := sort.Search(len(kernelStarts), func(j int) bool { return kernelStarts[j] >= e.End })
-		if k == len(kernelStarts) {
+		// The busy interval that starts next (e.End lies in none of them).
+		k := sort.Search(len(ix.Kernels), func(j int) bool { return ix.Kernels[j].Start >= e.End })
+		if k == len(ix.Kernels) {
 			continue
 		}
-		next := kernelStarts[k]
+		next := ix.Kernels[k].Start
 		w := min(other.Covered(e.End, next), e.Dur())
 		if w == 0 {
 			continue

@@ -8,7 +8,6 @@ package hostact
 import (
 	"sort"
 
-	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -59,14 +58,13 @@ func (s Split) Top() Cause {
 
 // Cache builds Threads on first use.
 type Cache struct {
-	ix  *index.Index
-	cfg *analyze.Config
-	m   map[timeline.TrackID]*Thread
+	ix *index.Index
+	m  map[timeline.TrackID]*Thread
 }
 
 // NewCache returns an empty cache.
-func NewCache(ix *index.Index, cfg *analyze.Config) *Cache {
-	return &Cache{ix: ix, cfg: cfg, m: map[timeline.TrackID]*Thread{}}
+func NewCache(ix *index.Index) *Cache {
+	return &Cache{ix: ix, m: map[timeline.TrackID]*Thread{}}
 }
 
 // Thread returns track t's activity. Cost: O(k log k) for the k events of
@@ -98,7 +96,7 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		case timeline.KindRange:
 			switch {
 			case e.Range == timeline.RangeStep:
-			case index.IsDataRange(tl, e, c.cfg):
+			case c.ix.IsData(e):
 				cause = DataRange
 			default:
 				cause = NamedRange
