@@ -30,12 +30,38 @@ type AnalyzeOptions struct {
 	Args []string
 }
 
+// rangeFlags are --data-range and --step-range, shared by analyze, diff
+// and replay.
+type rangeFlags struct{ dataRange, stepRange string }
+
+func (f *rangeFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.dataRange, "data-range", analyze.DefaultDataRange, "regular expression for host ranges that load data")
+	fl.StringVar(&f.stepRange, "step-range", "", "regular expression for host ranges that are training steps (default: ProfilerStep#N, then the earliest repeated range)")
+}
+
+// apply validates the expressions and sets them on cfg.
+func (f *rangeFlags) apply(cfg *analyze.Config) error {
+	re, err := regexp.Compile(f.dataRange)
+	if err != nil {
+		return usagef("--data-range: %v", err)
+	}
+	cfg.DataRange = re
+	if f.stepRange != "" {
+		if cfg.StepRange, err = regexp.Compile(f.stepRange); err != nil {
+			return usagef("--step-range: %v", err)
+		}
+	}
+	return nil
+}
+
 // analyzeFlags are the flags shared by analyze and diff.
 type analyzeFlags struct {
-	format, failOn, dataRange, stepRange string
-	minGap                               time.Duration
-	pinnedGBps                           float64
-	bands                                []string
+	rangeFlags
+	format, failOn string
+	minGap         time.Duration
+	pinnedGBps     float64
+	bands          []string
 }
 
 func (f *analyzeFlags) register(cmd *cobra.Command) {
@@ -43,8 +69,7 @@ func (f *analyzeFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&f.failOn, "fail-on", "", "exit 1 when a finding is at or above this level: info, warning or error")
 	fl.DurationVar(&f.minGap, "min-gap", 100*time.Microsecond, "shortest GPU idle gap gpu-idle lists as evidence")
-	fl.StringVar(&f.dataRange, "data-range", analyze.DefaultDataRange, "regular expression for host ranges that load data")
-	fl.StringVar(&f.stepRange, "step-range", "", "regular expression for host ranges that are training steps (default: ProfilerStep#N, then the earliest repeated range)")
+	f.rangeFlags.register(cmd)
 	fl.Float64Var(&f.pinnedGBps, "pinned-gbps", 25, "pinned-copy bandwidth in GB/s when the trace has no pinned copy of 1 MiB or more")
 	fl.StringArrayVar(&f.bands, "band", nil, "severity bands of an analyzer as ID=WARNING,ERROR shares (e.g. dataloader-wait=0.10,0.30); repeatable")
 }
@@ -67,17 +92,8 @@ func (f *analyzeFlags) config() (*analyze.Config, analyze.Severity, error) {
 		return nil, 0, usagef("--min-gap %s: must not be negative", f.minGap)
 	}
 	cfg.MinGapNS = f.minGap.Nanoseconds()
-	re, err := regexp.Compile(f.dataRange)
-	if err != nil {
-		return nil, 0, usagef("--data-range: %v", err)
-	}
-	cfg.DataRange = re
-	if f.stepRange != "" {
-		re, err := regexp.Compile(f.stepRange)
-		if err != nil {
-			return nil, 0, usagef("--step-range: %v", err)
-		}
-		cfg.StepRange = re
+	if err := f.rangeFlags.apply(cfg); err != nil {
+		return nil, 0, err
 	}
 	if !(f.pinnedGBps > 0) || f.pinnedGBps > 1e4 {
 		return nil, 0, usagef("--pinned-gbps %v: want a bandwidth in GB/s above 0", f.pinnedGBps)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"regexp"
 	"strings"
 	"syscall"
 
@@ -26,18 +25,17 @@ import (
 
 // ReplayOptions are the inputs of `traceaudit replay`.
 type ReplayOptions struct {
-	IO        *IO
-	File      string
-	DryRun    bool
-	Steps     int
-	Variants  string
-	Device    int
-	Format    string
-	OutDir    string
-	Config    *analyze.Config
-	Args      []string
-	dataRange string
-	stepRange string
+	IO       *IO
+	File     string
+	DryRun   bool
+	Steps    int
+	Variants string
+	Device   int
+	Format   string
+	OutDir   string
+	Config   *analyze.Config
+	Args     []string
+	ranges   rangeFlags
 }
 
 // NewCmdReplay builds `traceaudit replay`.
@@ -70,15 +68,8 @@ everything on exit and on Ctrl-C.`,
 				return usagef("--device %d: want a device ordinal, 0 or more", opts.Device)
 			}
 			cfg := analyze.DefaultConfig()
-			re, err := regexp.Compile(opts.dataRange)
-			if err != nil {
-				return usagef("--data-range: %v", err)
-			}
-			cfg.DataRange = re
-			if opts.stepRange != "" {
-				if cfg.StepRange, err = regexp.Compile(opts.stepRange); err != nil {
-					return usagef("--step-range: %v", err)
-				}
+			if err := opts.ranges.apply(cfg); err != nil {
+				return err
 			}
 			opts.Config, opts.File = cfg, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
@@ -95,8 +86,7 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
-	fl.StringVar(&opts.dataRange, "data-range", analyze.DefaultDataRange, "regular expression for host ranges that load data")
-	fl.StringVar(&opts.stepRange, "step-range", "", "regular expression for host ranges that are training steps")
+	opts.ranges.register(cmd)
 	return cmd
 }
 
