@@ -88,7 +88,7 @@ func nameTimes(v []stats.NameTime, n, width int) string {
 		if i == n {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s×%s", clip(x.Name, width), units.Count(x.Count), units.Dur(x.DurNS)))
+		parts = append(parts, fmt.Sprintf("%s %s×%s", units.Clip(x.Name, width), units.Count(x.Count), units.Dur(x.DurNS)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -109,15 +109,6 @@ func missing(o timeline.Observed) []string {
 		m = append(m, "host ranges (NVTX or record_function)")
 	}
 	return m
-}
-
-// clip shortens s to at most n runes, marking the cut with "…".
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 func uniq(v []string) []string {

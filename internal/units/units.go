@@ -95,3 +95,12 @@ func sig3(x float64) string {
 	}
 	return fmt.Sprintf("%.2f", x)
 }
+
+// Clip shortens s to at most n runes, marking the cut with "…".
+func Clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -86,7 +86,7 @@ func run(p *analyze.Pass) (any, error) {
 				gaps++
 				cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 					StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track)}, Describe: func() string {
-					return fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-gapStart), clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))
+					return fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-gapStart), units.Clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))
 				}})
 			}
 		}
@@ -109,12 +109,4 @@ func run(p *analyze.Pass) (any, error) {
 		Code: `model = torch.compile(model, mode="reduce-overhead")   # fuses ops and replays the step as a CUDA graph`,
 	})
 	return nil, nil
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
