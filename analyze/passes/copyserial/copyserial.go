@@ -35,13 +35,6 @@ Wasted time: copy GPU time with no kernel running. Cost: O(n log n).`,
 	Run:        run,
 }
 
-// Result describes the serialised copies for the replay.
-type Result struct {
-	Serial bool
-	// SharedStream says copies and kernels share a stream.
-	SharedStream bool
-}
-
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
@@ -57,19 +50,18 @@ func run(p *analyze.Pass) (any, error) {
 		idx = append(idx, int32(i))
 		copyStreams[e.Track] = true
 	}
-	res := &Result{}
 	set := ivl.Union(copies).Intersect(ix.SteadySet)
 	copyNS := set.Len()
 	if copyNS == 0 {
-		return res, nil
+		return nil, nil
 	}
 	overlap := set.Intersect(ix.Kernels).Len()
 	if float64(overlap) >= OverlapTolerance*float64(copyNS) {
-		return res, nil
+		return nil, nil
 	}
-	res.Serial = true
+	sharedStream := false // copies and kernels share a stream
 	for t := range copyStreams {
-		res.SharedStream = res.SharedStream || ix.KernelStreams[t]
+		sharedStream = sharedStream || ix.KernelStreams[t]
 	}
 	wasted := set.Subtract(ix.Kernels)
 	total := wasted.Len()
@@ -88,7 +80,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	per, share := ix.PerStep(total)
 	how := "they run on the same stream as the kernels"
-	if !res.SharedStream {
+	if !sharedStream {
 		how = "synchronisation orders them between kernels"
 	}
 	f := analyze.Finding{
@@ -96,7 +88,7 @@ func run(p *analyze.Pass) (any, error) {
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"overlap_share": float64(overlap) / float64(copyNS), "shared_stream": b2f(res.SharedStream)},
+		Detail:   map[string]float64{"overlap_share": float64(overlap) / float64(copyNS), "shared_stream": b2f(sharedStream)},
 		Fix: "No kernel overlaps any host copy in the steady state: " + how + ". Copy the next batch on a side stream " +
 			"from pinned memory while the current step computes (double buffering), and make the compute stream wait " +
 			"for the copy with an event instead of a host synchronisation.",
@@ -118,7 +110,7 @@ for step in range(steps):
     loss.backward(); opt.step(); opt.zero_grad()`,
 	}
 	p.Report(f)
-	return res, nil
+	return nil, nil
 }
 
 func b2f(b bool) float64 {

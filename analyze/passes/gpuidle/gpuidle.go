@@ -35,22 +35,14 @@ Wasted time: time with no kernel running. Cost: O(n log n).`,
 	Run:        run,
 }
 
-// Result is gpu-idle's result for other analyzers and the replay.
-type Result struct {
-	// IdleNS is the idle time summed over steady steps.
-	IdleNS int64
-	// ByCause is the gap time over --min-gap split by host cause.
-	ByCause hostact.Split
-}
-
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
 	idle := ix.SteadySet.Subtract(ix.Kernels)
 	total := idle.Len()
-	res := &Result{IdleNS: total}
+	var byCause hostact.Split // gap time over --min-gap by host cause
 	if total == 0 {
-		return res, nil
+		return nil, nil
 	}
 	// Kernels on the analysed devices in start order, to find the work
 	// that ends each gap.
@@ -88,7 +80,7 @@ func run(p *analyze.Pass) (any, error) {
 			th = acts.Thread(thread)
 			split = th.Split(g.Start, g.End)
 			for c := range split {
-				res.ByCause[c] += split[c]
+				byCause[c] += split[c]
 				if n := th.Name(hostact.Cause(c)); n != "" && split[c] > 0 {
 					names[c][n] += split[c]
 				}
@@ -108,7 +100,7 @@ func run(p *analyze.Pass) (any, error) {
 			StartNS: g.Start, EndNS: g.End, Track: track}})
 	}
 	per, share := ix.PerStep(total)
-	top := res.ByCause.Top()
+	top := byCause.Top()
 	f := analyze.Finding{
 		Title:    fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
 		WastedNS: per,
@@ -117,12 +109,12 @@ func run(p *analyze.Pass) (any, error) {
 		Detail:   map[string]float64{"idle_ns_total": float64(total)},
 	}
 	var gapTotal int64
-	for _, v := range res.ByCause {
+	for _, v := range byCause {
 		gapTotal += v
 	}
 	for c := hostact.Cause(0); c < hostact.NumCauses; c++ {
 		if gapTotal > 0 {
-			f.Detail["gap_share_"+strings.ReplaceAll(c.String(), " ", "_")] = float64(res.ByCause[c]) / float64(gapTotal)
+			f.Detail["gap_share_"+strings.ReplaceAll(c.String(), " ", "_")] = float64(byCause[c]) / float64(gapTotal)
 		}
 	}
 	topName, best := "", int64(-1)
@@ -131,9 +123,9 @@ func run(p *analyze.Pass) (any, error) {
 			topName, best = n, v
 		}
 	}
-	f.Fix, f.Code = fixFor(top, topName, res.ByCause, gapTotal)
+	f.Fix, f.Code = fixFor(top, topName, byCause, gapTotal)
 	p.Report(f)
-	return res, nil
+	return nil, nil
 }
 
 // describe says in words how a gap divides among host causes, largest

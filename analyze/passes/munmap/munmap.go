@@ -40,14 +40,6 @@ Cost: O(n log n).`,
 	Run: run,
 }
 
-// Result summarises the stalls for the replay.
-type Result struct {
-	// CallsPerStep is the mean number of munmap-like calls per steady step
-	// on GPU-feeding threads; MeanNS their mean duration.
-	CallsPerStep float64
-	MeanNS       int64
-}
-
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
@@ -71,16 +63,15 @@ func run(p *analyze.Pass) (any, error) {
 		spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
 		sum += e.Dur()
 	}
-	res := &Result{}
 	if len(calls) == 0 {
-		return res, nil
+		return nil, nil
 	}
-	res.CallsPerStep = float64(len(calls)) / float64(max(len(ix.Steady), 1))
-	res.MeanNS = sum / int64(len(calls))
+	callsPerStep := float64(len(calls)) / float64(max(len(ix.Steady), 1))
+	meanNS := sum / int64(len(calls))
 	wasted := ivl.Union(spans).Subtract(ix.Work).Intersect(ix.SteadySet)
 	total := wasted.Len()
 	if total == 0 {
-		return res, nil
+		return nil, nil
 	}
 	var cands []analyze.Candidate
 	for _, i := range calls {
@@ -94,11 +85,11 @@ func run(p *analyze.Pass) (any, error) {
 	per, share := ix.PerStep(total)
 	f := analyze.Finding{
 		Title: fmt.Sprintf("munmap stalls: %.1f calls per step, %s of each step with the GPU idle (%s per step)",
-			res.CallsPerStep, units.Pct(share), units.Dur(per)),
+			callsPerStep, units.Pct(share), units.Dur(per)),
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"calls_per_step": res.CallsPerStep, "mean_call_ns": float64(res.MeanNS)},
+		Detail:   map[string]float64{"calls_per_step": callsPerStep, "mean_call_ns": float64(meanNS)},
 		Fix: "Each step frees large pageable host buffers (the batch, or the pinned-memory thread's staging copies) and glibc " +
 			"returns them to the OS with munmap, which the launching thread waits for. Allocate batch buffers once and reuse them " +
 			"(a preallocated pinned buffer that each batch is copied into). For buffers under 32 MiB, glibc's mmap threshold " +
@@ -111,5 +102,5 @@ for batch in loader:
 # (a real loop double-buffers staging or waits on an event before reusing it)`,
 	}
 	p.Report(f)
-	return res, nil
+	return nil, nil
 }

@@ -48,21 +48,9 @@ kernel runs. Cost: O(n log n).`,
 	Run: run,
 }
 
-// Result summarises the flagged copies for the replay.
-type Result struct {
-	// Copies are the indices of the flagged copy events in steady steps.
-	Copies []int32
-	// BytesPerStep is their mean bytes per steady step.
-	BytesPerStep int64
-	// AchievedGBps is their bytes over their GPU time; PinnedGBps is the
-	// reference.
-	AchievedGBps, PinnedGBps float64
-}
-
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	res := &Result{}
 	var spans []ivl.Interval
 	var bytes, gpuNS int64
 	var pageable, blocking, dtoh int
@@ -89,7 +77,6 @@ func run(p *analyze.Pass) (any, error) {
 			spans = append(spans, ivl.Interval{Start: c.Start, End: c.End})
 		}
 		spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
-		res.Copies = append(res.Copies, int32(i))
 		list = append(list, flagged{int32(i), lo, hi, pg})
 		bytes += e.Bytes
 		gpuNS += e.Dur()
@@ -103,19 +90,19 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	if len(list) == 0 {
-		return res, nil
+		return nil, nil
 	}
 	wasted := ivl.Union(spans).Subtract(ix.Kernels).Intersect(ix.SteadySet)
 	total := wasted.Len()
 	if total == 0 {
-		return res, nil
+		return nil, nil
 	}
 	ref, fromTrace := ix.PinnedReference(p.Config.PinnedGBps)
-	res.PinnedGBps = ref
+	var achieved float64 // GB/s of the flagged copies
 	if gpuNS > 0 {
-		res.AchievedGBps = float64(bytes) / float64(gpuNS)
+		achieved = float64(bytes) / float64(gpuNS)
 	}
-	res.BytesPerStep = bytes / int64(max(len(ix.Steady), 1))
+	perStep := bytes / int64(max(len(ix.Steady), 1))
 	var cands []analyze.Candidate
 	for _, c := range list {
 		e := &tl.Events[c.i]
@@ -138,26 +125,26 @@ func run(p *analyze.Pass) (any, error) {
 	if !fromTrace {
 		refText = fmt.Sprintf("%.0f GB/s (--pinned-gbps)", ref)
 	}
-	pinnedNS := int64(float64(res.BytesPerStep) / ref)
+	pinnedNS := int64(float64(perStep) / ref)
 	f := analyze.Finding{
 		Title: fmt.Sprintf("%d pageable/blocking copies: %s of each step copying with no kernel running (%s per step)",
 			len(list), units.Pct(share), units.Dur(per)),
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail: map[string]float64{"achieved_gbps": res.AchievedGBps, "pinned_gbps": ref, "bytes_per_step": float64(res.BytesPerStep),
+		Detail: map[string]float64{"achieved_gbps": achieved, "pinned_gbps": ref, "bytes_per_step": float64(perStep),
 			"pageable_copies": float64(pageable), "blocking_copies": float64(blocking)},
 	}
 	f.Fix = fmt.Sprintf("These copies move %s per step at %.1f GB/s; from pinned memory they would run near %s (about %s per step) "+
 		"and, with non_blocking=True, let the host carry on. Pin the batches (DataLoader(pin_memory=True) or tensor.pin_memory()) "+
-		"and copy with non_blocking=True.", units.Bytes(res.BytesPerStep), res.AchievedGBps, refText, units.Dur(pinnedNS))
+		"and copy with non_blocking=True.", units.Bytes(perStep), achieved, refText, units.Dur(pinnedNS))
 	f.Code = `loader = DataLoader(dataset, batch_size=batch_size, num_workers=workers, pin_memory=True)
 for x, y in loader:
     x = x.to("cuda", non_blocking=True)   # pinned source: asynchronous DMA at full PCIe bandwidth
     y = y.to("cuda", non_blocking=True)`
 	if dtoh > len(list)/2 {
 		f.Fix = fmt.Sprintf("Device-to-host copies into pageable memory (.cpu(), .item(), .numpy()) block the host and run at %.1f GB/s. "+
-			"Copy into a pinned buffer with non_blocking=True and read it after an event, or read results back less often.", res.AchievedGBps)
+			"Copy into a pinned buffer with non_blocking=True and read it after an event, or read results back less often.", achieved)
 		f.Code = `host_buf = torch.empty(shape, dtype=dtype, pin_memory=True)   # once
 host_buf.copy_(out, non_blocking=True)
 done = torch.cuda.Event(); done.record()
@@ -165,5 +152,5 @@ done = torch.cuda.Event(); done.record()
 done.synchronize()       # only when the values are needed`
 	}
 	p.Report(f)
-	return res, nil
+	return nil, nil
 }
