@@ -87,7 +87,12 @@ type rig struct {
 	// hooks observe the host side in tests.
 	hooks struct {
 		produce func(worker int)
-		unmap   func()
+		// mapped runs for every batch mapping made; unmap for every one
+		// released, with step true when the main loop releases a step's
+		// batch after its copy (the observed munmap), false when the loop
+		// ends and drains what producers had prefetched.
+		mapped func()
+		unmap  func(step bool)
 	}
 }
 

@@ -189,6 +189,9 @@ func (l *loop) newBatch() (*batch, error) {
 			}
 			b.maps = append(b.maps, m)
 			b.bufs = append(b.bufs, m.b)
+			if h := l.r.hooks.mapped; h != nil {
+				h()
+			}
 		}
 	}
 	return b, nil
@@ -196,7 +199,11 @@ func (l *loop) newBatch() (*batch, error) {
 
 // release gives a pageable batch back: a real munmap of each mapping, or
 // back to the pool.
-func (l *loop) release(b *batch) error {
+func (l *loop) release(b *batch) error { return l.free(b, false) }
+
+// free is release; step says the main loop frees a step's batch (for the
+// test hooks).
+func (l *loop) free(b *batch, step bool) error {
 	if b == nil || b.slot >= 0 {
 		return nil
 	}
@@ -206,7 +213,7 @@ func (l *loop) release(b *batch) error {
 				return fmt.Errorf("munmap: %w", err)
 			}
 			if h := l.r.hooks.unmap; h != nil {
-				h()
+				h(step)
 			}
 		}
 		return nil
@@ -311,7 +318,12 @@ func (l *loop) pin(b *batch) (*batch, error) {
 
 // done frees a batch after its step: the pinned slot, or the pageable
 // buffers (unmapping them when munmap is replayed).
-func (l *loop) done(b *batch) error {
+func (l *loop) done(b *batch) error { return l.doneStep(b, false) }
+
+// stepDone is done for the batch of the step the main loop is running.
+func (l *loop) stepDone(b *batch) error { return l.doneStep(b, true) }
+
+func (l *loop) doneStep(b *batch, step bool) error {
 	if b == nil || b == l.kept {
 		return nil
 	}
@@ -319,7 +331,7 @@ func (l *loop) done(b *batch) error {
 		l.pinFree <- b.slot
 		return nil
 	}
-	return l.release(b)
+	return l.free(b, step)
 }
 
 // fail hands a producer's error to the main loop, unless the loop is over.
@@ -343,35 +355,39 @@ func (l *loop) freePinned() {
 func (l *loop) close() {
 	l.cancel()
 	if l.ready != nil {
+		// Drain so blocked producers see the cancellation; the drainers
+		// are waited for too, so that every batch is released when close
+		// returns.
 		stop := make(chan struct{})
-		go func() { // drain so blocked producers see the cancellation
-			for {
-				select {
-				case b := <-l.ready:
-					l.release(b)
-				case <-stop:
-					return
-				}
-			}
-		}()
-		if l.pinned != nil {
+		var drainers sync.WaitGroup
+		drain := func(c chan *batch, free func(*batch) error) {
+			drainers.Add(1)
 			go func() {
+				defer drainers.Done()
 				for {
 					select {
-					case b := <-l.pinned:
-						l.done(b)
+					case b := <-c:
+						free(b)
 					case <-stop:
 						return
 					}
 				}
 			}()
 		}
+		drain(l.ready, l.release)
+		if l.pinned != nil {
+			drain(l.pinned, l.done)
+		}
 		l.wg.Wait()
 		close(stop)
+		drainers.Wait()
 		for {
 			select {
 			case b := <-l.ready:
 				l.release(b)
+				continue
+			case b := <-l.pinned: // never ready when nil
+				l.done(b)
 				continue
 			default:
 			}

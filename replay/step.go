@@ -114,7 +114,7 @@ func (l *loop) step(k int) (int64, error) {
 		// The batch's host memory is freed once copied: with the observed
 		// munmap stalls this is the real munmap, on the main thread.
 		if cur.slot < 0 {
-			if err := l.done(cur); err != nil {
+			if err := l.stepDone(cur); err != nil {
 				return 0, err
 			}
 			cur = nil
@@ -157,7 +157,7 @@ func (l *loop) step(k int) (int64, error) {
 		}
 		gpu += d
 	}
-	return gpu.Nanoseconds(), l.done(cur)
+	return gpu.Nanoseconds(), l.stepDone(cur)
 }
 
 func hasSide(st *Step) bool {

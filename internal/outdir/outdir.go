@@ -1,15 +1,154 @@
-// Package outdir writes a report folder atomically: every file goes to a
-// temporary sibling folder first, then the old folder is renamed aside, the
-// new one renamed in, and the old one removed. A failure at any point
-// leaves the previous folder as it was and no temporary folder behind.
+// Package outdir writes a report folder atomically, and only ever replaces
+// a folder that traceaudit wrote itself.
+//
+// Every file goes to a temporary sibling folder first. At Commit a marker
+// file (Marker) listing every file of the folder is added, then the new
+// folder takes the place of the old one: renamed over it when it is
+// missing or empty; when it is a previous report, the old one is renamed
+// aside, the new one renamed in, and the old one's listed files removed.
+// A failure at any point leaves the previous folder as it was and no
+// temporary folder behind.
+//
+// A folder holding anything the marker does not list, a folder that is the
+// working folder, one of its ancestors, the root or the home folder, a
+// symbolic link and a path that is a file are refused (Check): a user's
+// files are never deleted or overwritten.
 package outdir
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 )
+
+// Marker is the file, in every folder traceaudit writes, that lists the
+// folder's files (one name a line, after a header line).
+const Marker = ".traceaudit-report"
+
+const markerHeader = "# written by traceaudit: the files of this folder, which traceaudit may replace"
+
+// ErrRefused marks a folder traceaudit must not write into.
+var ErrRefused = errors.New("refused")
+
+// refusal is a Check error: one line naming the folder and the reason.
+type refusal struct{ dir, why string }
+
+func (e *refusal) Error() string { return e.dir + ": " + e.why }
+func (e *refusal) Unwrap() error { return ErrRefused }
+
+func refuse(dir, why string) error { return &refusal{dir: dir, why: why} }
+
+// state is what Check found at the folder's path.
+type state int
+
+const (
+	missing state = iota
+	empty
+	previous // a previous traceaudit report
+)
+
+// Check reports whether dir may receive a report: it is missing, empty, or
+// a folder traceaudit wrote whose marker lists every file in it. Other
+// folders, protected folders (the working folder and its ancestors, /, the
+// home folder), symbolic links and files are refused with an error that
+// wraps ErrRefused.
+func Check(dir string) error {
+	_, _, err := check(dir)
+	return err
+}
+
+func check(dir string) (state, []string, error) {
+	clean := filepath.Clean(dir)
+	if err := protected(clean); err != nil {
+		return 0, nil, err
+	}
+	st, err := os.Lstat(clean)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return missing, nil, nil
+	case err != nil:
+		return 0, nil, fmt.Errorf("%s: %w", dir, err)
+	case st.Mode()&os.ModeSymlink != 0:
+		return 0, nil, refuse(dir, "is a symbolic link: give the folder itself, or a new one")
+	case !st.IsDir():
+		return 0, nil, refuse(dir, "is a file, not a folder: give a new or empty folder")
+	}
+	es, err := os.ReadDir(clean)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(es) == 0 {
+		return empty, nil, nil
+	}
+	listed, err := readMarker(clean)
+	if err != nil {
+		return 0, nil, refuse(dir, "holds files traceaudit did not write: give a new or empty folder")
+	}
+	for _, e := range es {
+		if e.Name() == Marker {
+			continue
+		}
+		if !e.Type().IsRegular() || !slices.Contains(listed, e.Name()) {
+			return 0, nil, refuse(dir, fmt.Sprintf("holds files traceaudit did not write (%s): give a new or empty folder", e.Name()))
+		}
+	}
+	return previous, listed, nil
+}
+
+// protected refuses the folders a report must never replace.
+func protected(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	real := abs
+	if r, err := filepath.EvalSymlinks(abs); err == nil {
+		real = r
+	}
+	if real == string(filepath.Separator) || abs == string(filepath.Separator) {
+		return refuse(dir, "is the root folder: give a new or empty folder")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		if h, err := filepath.EvalSymlinks(home); err == nil {
+			home = h
+		}
+		if real == filepath.Clean(home) {
+			return refuse(dir, "is the home folder: give a new or empty folder")
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		if w, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = w
+		}
+		if real == wd || strings.HasPrefix(wd, real+string(filepath.Separator)) {
+			return refuse(dir, "is the working folder or one of its parents: give a new or empty folder")
+		}
+	}
+	return nil
+}
+
+// readMarker returns the file names a marker lists.
+func readMarker(dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, Marker))
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) == 0 || lines[0] != markerHeader {
+		return nil, fmt.Errorf("%s: not a traceaudit marker", Marker)
+	}
+	var names []string
+	for _, l := range lines[1:] {
+		if l != "" && !strings.ContainsAny(l, `/\`) && l != "." && l != ".." {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
 
 // Writer collects the files of one folder.
 type Writer struct {
@@ -17,13 +156,13 @@ type Writer struct {
 	tmp string
 }
 
-// New starts writing folder dir: it creates a temporary sibling folder,
-// and dir's parent folders if they are missing.
+// New starts writing folder dir after Check allows it: it creates a
+// temporary sibling folder, and dir's parent folders if they are missing.
 func New(dir string) (*Writer, error) {
-	dir = filepath.Clean(dir)
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, fmt.Errorf("%s: exists and is not a folder", dir)
+	if err := Check(dir); err != nil {
+		return nil, err
 	}
+	dir = filepath.Clean(dir)
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -39,12 +178,13 @@ func New(dir string) (*Writer, error) {
 	return &Writer{dir: dir, tmp: tmp}, nil
 }
 
-// Dir is the temporary folder, for writers that create files themselves.
+// Dir is the temporary folder, for writers that create files themselves
+// (plain files only: Commit refuses folders inside).
 func (w *Writer) Dir() string { return w.tmp }
 
 // File writes one file (a plain name, no folders) into the new folder.
 func (w *Writer) File(name string, data []byte) error {
-	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." {
+	if name == "" || strings.ContainsAny(name, `/\`) || name == "." || name == ".." || name == Marker {
 		return fmt.Errorf("outdir: bad file name %q", name)
 	}
 	if err := os.WriteFile(filepath.Join(w.tmp, name), data, 0o644); err != nil {
@@ -62,30 +202,67 @@ func (w *Writer) Abort() {
 	}
 }
 
-// Commit swaps the new folder in: the old folder (if any) is renamed aside,
-// the new one renamed to dir, then the old one removed.
+// Commit writes the marker and swaps the new folder in. The folder is
+// checked again first, so a file a user added since New is never lost.
 func (w *Writer) Commit() error {
 	if w.tmp == "" {
 		return fmt.Errorf("%s: already committed or aborted", w.dir)
 	}
-	old := ""
-	if _, err := os.Stat(w.dir); err == nil {
-		old = w.tmp + ".old"
-		if err := os.Rename(w.dir, old); err != nil {
+	if err := w.writeMarker(); err != nil {
+		w.Abort()
+		return err
+	}
+	st, listed, err := check(w.dir)
+	if err != nil {
+		w.Abort()
+		return err
+	}
+	if st != previous {
+		// rename(2) replaces an empty folder atomically (os.Rename
+		// refuses any existing folder, so the system call is used).
+		if err := syscall.Rename(w.tmp, w.dir); err != nil {
 			w.Abort()
-			return fmt.Errorf("%s: moving the previous report aside: %w", w.dir, err)
+			return fmt.Errorf("%s: %w", w.dir, err)
 		}
+		w.tmp = ""
+		return nil
+	}
+	old := w.tmp + ".old"
+	if err := os.Rename(w.dir, old); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: moving the previous report aside: %w", w.dir, err)
 	}
 	if err := os.Rename(w.tmp, w.dir); err != nil {
-		if old != "" {
-			os.Rename(old, w.dir)
-		}
+		os.Rename(old, w.dir)
 		w.Abort()
 		return fmt.Errorf("%s: %w", w.dir, err)
 	}
 	w.tmp = ""
-	if old != "" {
-		os.RemoveAll(old)
+	// Remove only what the old marker listed; should anything else have
+	// appeared there, the old folder stays beside the new one.
+	for _, name := range append(listed, Marker) {
+		os.Remove(filepath.Join(old, name))
+	}
+	if err := os.Remove(old); err != nil {
+		return fmt.Errorf("%s: the previous report was kept at %s: %w", w.dir, old, err)
 	}
 	return nil
+}
+
+// writeMarker lists the new folder's files in its marker; folders inside
+// are refused (a report is flat).
+func (w *Writer) writeMarker() error {
+	es, err := os.ReadDir(w.tmp)
+	if err != nil {
+		return fmt.Errorf("%s: %w", w.dir, err)
+	}
+	var b strings.Builder
+	b.WriteString(markerHeader + "\n")
+	for _, e := range es {
+		if !e.Type().IsRegular() {
+			return fmt.Errorf("outdir: %s: not a plain file", e.Name())
+		}
+		b.WriteString(e.Name() + "\n")
+	}
+	return os.WriteFile(filepath.Join(w.tmp, Marker), []byte(b.String()), 0o644)
 }

@@ -1,8 +1,12 @@
 package outdir
 
 import (
+	"errors"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -47,14 +51,20 @@ func TestCommitReplacesAtomically(t *testing.T) {
 	if read(t, filepath.Join(dir, "report.md")) != "one" {
 		t.Fatal("content")
 	}
-	// A second report replaces the first; stale files go.
-	os.WriteFile(filepath.Join(dir, "stale.png"), []byte("x"), 0o644)
+	// A second report replaces the first; files of the first that the
+	// second does not write go.
 	w, _ = New(dir)
 	w.File("report.md", []byte("two"))
+	w.File("extra.png", []byte("x"))
 	if err := w.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, dir); len(got) != 1 || read(t, filepath.Join(dir, "report.md")) != "two" {
+	w, _ = New(dir)
+	w.File("report.md", []byte("three"))
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, dir); len(got) != 2 || read(t, filepath.Join(dir, "report.md")) != "three" {
 		t.Fatalf("entries %v", got)
 	}
 	if got := entries(t, parent); len(got) != 1 {
@@ -104,5 +114,154 @@ func TestRejects(t *testing.T) {
 	defer w.Abort()
 	if err := w.File("../escape", nil); err == nil {
 		t.Error("path in file name accepted")
+	}
+}
+
+// commit writes one report into dir.
+func commit(dir, content string) error {
+	w, err := New(dir)
+	if err != nil {
+		return err
+	}
+	if err := w.File("report.md", []byte(content)); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
+// TestNeverDeletesUserFiles is the data-loss contract: a folder is
+// written only when missing, empty or a previous report; everything else
+// is refused before anything is written, and nothing of the user's goes.
+func TestNeverDeletesUserFiles(t *testing.T) {
+	parent := t.TempDir()
+	home := filepath.Join(parent, "home")
+	os.MkdirAll(home, 0o755)
+	t.Setenv("HOME", home)
+	work := filepath.Join(parent, "work", "project")
+	os.MkdirAll(work, 0o755)
+	t.Chdir(work)
+
+	mk := func(name string, files map[string]string) string {
+		d := filepath.Join(parent, name)
+		os.MkdirAll(d, 0o755)
+		for f, c := range files {
+			os.MkdirAll(filepath.Dir(filepath.Join(d, f)), 0o755)
+			os.WriteFile(filepath.Join(d, f), []byte(c), 0o644)
+		}
+		return d
+	}
+	prev := filepath.Join(parent, "prev")
+	if err := commit(prev, "old"); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(parent, "afile")
+	os.WriteFile(file, []byte("mine"), 0o644)
+	link := filepath.Join(parent, "link")
+	os.Symlink(prev, link)
+	mixed := filepath.Join(parent, "mixed")
+	if err := commit(mixed, "old"); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(mixed, "notes.txt"), []byte("mine"), 0o644)
+	fake := mk("fake", map[string]string{Marker: "not a marker\nnotes.txt\n", "notes.txt": "mine"})
+
+	for _, c := range []struct {
+		name, dir string
+		ok        bool
+	}{
+		{"missing", filepath.Join(parent, "new", "audit"), true},
+		{"empty", mk("empty", nil), true},
+		{"previous report", prev, true},
+		{"foreign file", mk("keep", map[string]string{"notes.txt": "mine"}), false},
+		{"foreign subfolder", mk("keep2", map[string]string{"sub/data.bin": "mine"}), false},
+		{"report plus a user file", mixed, false},
+		{"marker not ours", fake, false},
+		{"a file", file, false},
+		{"a symbolic link", link, false},
+		{"dot", ".", false},
+		{"working folder by path", work, false},
+		{"parent of the working folder", "..", false},
+		{"root", "/", false},
+		{"home", home, false},
+		{"home by tilde-free path", filepath.Join(home, "."), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := snapshot(t, parent)
+			err := commit(c.dir, "new")
+			if c.ok {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if read(t, filepath.Join(c.dir, "report.md")) != "new" {
+					t.Fatal("report not written")
+				}
+				listed, err := readMarker(c.dir)
+				if err != nil || !slices.Equal(listed, []string{"report.md"}) {
+					t.Fatalf("marker %v %v", listed, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("want a refusal, got %v", err)
+			}
+			if strings.Contains(err.Error(), "\n") || !strings.HasPrefix(err.Error(), c.dir+": ") {
+				t.Errorf("want one line naming the folder: %q", err)
+			}
+			if after := snapshot(t, parent); !maps.Equal(before, after) {
+				t.Errorf("files changed:\nbefore %v\nafter  %v", before, after)
+			}
+		})
+	}
+}
+
+// snapshot maps every path under root to its content ("<dir>" for folders,
+// "-> target" for links).
+func snapshot(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Type()&os.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			out[p] = "-> " + l
+		case d.IsDir():
+			out[p] = "<dir>"
+		default:
+			b, _ := os.ReadFile(p)
+			out[p] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestCommitRechecks: a file the user adds to a previous report while a
+// new one is being written is kept, and the new report is not swapped in.
+func TestCommitRechecks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	if err := commit(dir, "old"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.File("report.md", []byte("new"))
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644)
+	if err := w.Commit(); !errors.Is(err, ErrRefused) {
+		t.Fatalf("commit over a user's file: %v", err)
+	}
+	if read(t, filepath.Join(dir, "notes.txt")) != "mine" || read(t, filepath.Join(dir, "report.md")) != "old" {
+		t.Fatal("user's folder changed")
+	}
+	if got := entries(t, filepath.Dir(dir)); len(got) != 1 {
+		t.Fatalf("temporary folder left: %v", got)
 	}
 }
