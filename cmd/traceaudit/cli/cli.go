@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/spf13/cobra"
@@ -55,8 +56,9 @@ func Main() int {
 }
 
 // Run executes args with ios and returns the exit code. With
-// TRACEAUDIT_CPUPROFILE=FILE set, it writes a CPU profile of the run there
-// (for `go tool pprof`).
+// TRACEAUDIT_CPUPROFILE=FILE set, it writes a CPU profile of the run there,
+// and with TRACEAUDIT_MEMPROFILE=FILE a heap profile of every allocation
+// (for `go tool pprof`, -sample_index=alloc_space).
 func Run(args []string, ios *IO) int {
 	if path := os.Getenv("TRACEAUDIT_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
@@ -64,6 +66,16 @@ func Run(args []string, ios *IO) int {
 				defer func() { pprof.StopCPUProfile(); f.Close() }()
 			}
 		}
+	}
+	if path := os.Getenv("TRACEAUDIT_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			runtime.GC() // the profile covers the allocations up to the last collection
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	ios.Args = args
 	root := NewRoot(ios)
