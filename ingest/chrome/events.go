@@ -2,7 +2,6 @@ package chrome
 
 import (
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -112,6 +111,9 @@ type worker struct {
 	trackGen   []uint32
 	trackLocal []int32
 
+	scratch []timeline.Event // events of the chunk being parsed
+	sortBuf []timeline.Event // scratch of sortedCopy
+
 	gen  uint32
 	f    fields
 	v    value  // the value of the member being lexed
@@ -132,12 +134,13 @@ func (w *worker) run(c *chunk) {
 	*r = chunkResult{arrayEnd: -1, nul: -1}
 	w.res = r
 	defer func() {
-		// Sort for the merge (see before); stable, so that events equal
-		// in start and end keep their input order.
-		slices.SortStableFunc(r.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
+		// A sorted copy for the merge (see build), ties in input order;
+		// the scratch is kept for the next chunk.
+		w.scratch = r.events[:0]
+		r.events, w.sortBuf = sortedCopy(r.events, w.sortBuf)
 		w.res, w.b = nil, nil
 	}()
-	r.events = make([]timeline.Event, 0, (c.hi-c.lo)/256)
+	r.events = w.scratch[:0]
 	b := c.data[:c.hi]
 	w.b = b
 	i, state := c.lo, c.start
