@@ -92,6 +92,13 @@ func (b *Builder) Add(e Event) { b.events = append(b.events, e) }
 // Grow makes room for n more events.
 func (b *Builder) Grow(n int) { b.events = slices.Grow(b.events, n) }
 
+// UseBuffer makes buf's memory hold the events: those added so far are
+// copied to it and later ones appended, until its capacity is used up.
+// buf's length is ignored. Ingesters use it to provide memory prepared
+// for a large timeline (see internal/hugepage); Grow does the same with
+// ordinary memory.
+func (b *Builder) UseBuffer(buf []Event) { b.events = append(buf[:0], b.events...) }
+
 // Build sorts the events, classifies API calls, indexes tracks, links API
 // calls to GPU work by (Proc, Corr), drops tracks without events and
 // validates the result. The builder must not be used afterwards.

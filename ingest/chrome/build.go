@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -39,7 +40,7 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 	if err := p.addDevices(b); err != nil {
 		return nil, err
 	}
-	b.Grow(total)
+	b.UseBuffer(hugepage.Make[timeline.Event](0, total))
 	// Names and tracks are declared chunk by chunk, in input order, so
 	// their numbering does not depend on how the chunks were cut.
 	hosts := map[[2]int64]bool{}

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -134,7 +135,7 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	strs := newStringTable(strRows)
 
 	b := timeline.NewBuilder(timeline.Source{Path: path, Format: "nsys-sqlite", Version: x.version})
-	b.Grow(nEvents)
+	b.UseBuffer(hugepage.Make[timeline.Event](0, nEvents))
 	m := newMerger(b, strs, workers)
 	m.run(chunks)
 	setThreadNames(b, threads, strs)
