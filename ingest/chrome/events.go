@@ -111,6 +111,7 @@ type worker struct {
 	trackGen   []uint32
 	trackLocal []int32
 
+	arena   *arena           // where the sorted events go (nil: the heap)
 	scratch []timeline.Event // events of the chunk being parsed
 	sortBuf []timeline.Event // scratch of sortedCopy
 
@@ -137,7 +138,9 @@ func (w *worker) run(c *chunk) {
 		// A sorted copy for the merge (see build), ties in input order;
 		// the scratch is kept for the next chunk.
 		w.scratch = r.events[:0]
-		r.events, w.sortBuf = sortedCopy(r.events, w.sortBuf)
+		sorted := w.arena.alloc(len(r.events))
+		w.sortBuf = sortedCopy(sorted, r.events, w.sortBuf)
+		r.events = sorted
 		w.res, w.b = nil, nil
 	}()
 	r.events = w.scratch[:0]

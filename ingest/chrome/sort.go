@@ -1,6 +1,10 @@
 package chrome
 
 import (
+	"sync"
+	"unsafe"
+
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -15,17 +19,16 @@ import (
 // keep their input order, so that the result does not depend on how the
 // input was cut.
 
-// sortedCopy returns a new slice holding src's events ordered by
-// timeline.Before, ties in input order. buf is scratch space the size of
-// src or larger, or nil (sortedCopy then allocates it); the possibly grown
-// buffer is returned for reuse.
-func sortedCopy(src, buf []timeline.Event) (dst, scratch []timeline.Event) {
+// sortedCopy fills dst (len(src) events) with src's events ordered by
+// timeline.Before, ties in input order. src is clobbered. buf is scratch
+// space the size of src or larger, or nil (sortedCopy then allocates it);
+// the possibly grown buffer is returned for reuse.
+func sortedCopy(dst, src, buf []timeline.Event) (scratch []timeline.Event) {
 	n := len(src)
-	dst = make([]timeline.Event, n)
 	bounds := runBounds(src)
 	if len(bounds) <= 2 {
 		copy(dst, src)
-		return dst, buf
+		return buf
 	}
 	if cap(buf) < n {
 		buf = make([]timeline.Event, n)
@@ -58,7 +61,7 @@ func sortedCopy(src, buf []timeline.Event) (dst, scratch []timeline.Event) {
 		}
 		a, b = out, a
 	}
-	return dst, buf
+	return buf
 }
 
 // runBounds returns the start of each ascending run of ev, then len(ev).
@@ -88,4 +91,37 @@ func mergeRuns2(out, x, y []timeline.Event) {
 	}
 	k += copy(out[k:], x[i:])
 	copy(out[k:], y[j:])
+}
+
+// arena hands out the slices that hold the workers' sorted events, carved
+// from large blocks of memory instead of one allocation per chunk. Blocks
+// double from 256 kB to 8 MB, so that a small trace stays small; the large
+// ones are huge-page memory (internal/hugepage). Safe for concurrent use.
+type arena struct {
+	mu    sync.Mutex
+	block []timeline.Event
+	next  int // size of the next block, in events
+}
+
+// Arena block sizes in events.
+var (
+	arenaFirst = (256 << 10) / int(unsafe.Sizeof(timeline.Event{}))
+	arenaMax   = (8 << 20) / int(unsafe.Sizeof(timeline.Event{}))
+)
+
+// alloc returns a slice of n events; its capacity is n.
+func (a *arena) alloc(n int) []timeline.Event {
+	if a == nil || n > arenaMax/4 {
+		return make([]timeline.Event, n)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cap(a.block)-len(a.block) < n {
+		size := max(a.next, arenaFirst, n)
+		a.next = min(2*size, arenaMax)
+		a.block = hugepage.Make[timeline.Event](0, size)
+	}
+	at := len(a.block)
+	a.block = a.block[:at+n]
+	return a.block[at : at+n : at+n]
 }

@@ -39,10 +39,38 @@ func TestSortedCopyIsStableSort(t *testing.T) {
 		}
 		want := slices.Clone(ev)
 		slices.SortStableFunc(want, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
-		var got []timeline.Event
-		got, buf = sortedCopy(slices.Clone(ev), buf)
+		got := make([]timeline.Event, n)
+		buf = sortedCopy(got, slices.Clone(ev), buf)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d (%d events): sortedCopy differs from a stable sort", trial, n)
 		}
+	}
+}
+
+// The arena's slices are disjoint, of the length asked, and do not grow
+// into each other.
+func TestArena(t *testing.T) {
+	var a arena
+	var all [][]timeline.Event
+	for i := range 3000 {
+		n := 1 + (i*7919)%5000
+		s := a.alloc(n)
+		if len(s) != n || cap(s) != n {
+			t.Fatalf("alloc(%d): len %d cap %d", n, len(s), cap(s))
+		}
+		for j := range s {
+			s[j].Corr = int64(i)
+		}
+		all = append(all, s)
+	}
+	for i, s := range all {
+		for j := range s {
+			if s[j].Corr != int64(i) {
+				t.Fatalf("slice %d overwritten at %d", i, j)
+			}
+		}
+	}
+	if big := a.alloc(arenaMax); len(big) != arenaMax {
+		t.Fatalf("large alloc: len %d", len(big))
 	}
 }
