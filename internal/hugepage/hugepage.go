@@ -32,3 +32,19 @@ func Make[T any](n, capacity int) []T {
 	}
 	return s
 }
+
+// Bytes returns a zeroed byte slice of length n. From 2 MB on, it starts
+// on a 2 MB boundary, so that a buffer of 2 MB is exactly one huge page
+// (the allocation is up to 2 MB larger; the part outside the slice is
+// never touched).
+func Bytes(n int) []byte {
+	if n < 2<<20 {
+		return make([]byte, n)
+	}
+	s := make([]byte, n+2<<20)
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(s)))
+	off := int(((p + 2<<20 - 1) &^ (2<<20 - 1)) - p)
+	s = s[off : off+n : off+n]
+	advise(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n+2<<20-1)&^(2<<20-1))
+	return s
+}

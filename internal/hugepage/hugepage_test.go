@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func TestMake(t *testing.T) {
@@ -50,4 +51,22 @@ func TestMake(t *testing.T) {
 		}
 	}
 	runtime.KeepAlive(s)
+}
+
+func TestBytes(t *testing.T) {
+	for _, n := range []int{0, 100, 2 << 20, 3<<20 + 5} {
+		b := Bytes(n)
+		if len(b) != n || cap(b) != n {
+			t.Fatalf("Bytes(%d): len %d cap %d", n, len(b), cap(b))
+		}
+		if n >= 2<<20 && uintptr(unsafe.Pointer(unsafe.SliceData(b)))%(2<<20) != 0 {
+			t.Errorf("Bytes(%d) not 2 MB aligned", n)
+		}
+		for i := range b {
+			if b[i] != 0 {
+				t.Fatalf("Bytes(%d)[%d] = %d", n, i, b[i])
+			}
+			b[i] = byte(i)
+		}
+	}
 }
