@@ -128,21 +128,25 @@ func newWorker() *worker {
 }
 
 // run parses the text of chunk c, data[lo:hi], from state c.start, into
-// c.res: every complete element, and how the text ends.
+// c.res: every complete element, and how the text ends. The events are
+// handed over sorted for the merge (see build), ties in input order.
 func (w *worker) run(c *chunk) {
+	w.parse(c)
+	r := &c.res
+	w.scratch = r.events[:0] // kept for the next chunk
+	sorted := w.arena.alloc(len(r.events))
+	w.sortBuf = sortedCopy(sorted, r.events, w.sortBuf)
+	r.events = sorted
+}
+
+// parse is run without the sort: c.res.events are in input order, in the
+// worker's scratch.
+func (w *worker) parse(c *chunk) {
 	w.gen++
 	r := &c.res
 	*r = chunkResult{arrayEnd: -1, nul: -1}
 	w.res = r
-	defer func() {
-		// A sorted copy for the merge (see build), ties in input order;
-		// the scratch is kept for the next chunk.
-		w.scratch = r.events[:0]
-		sorted := w.arena.alloc(len(r.events))
-		w.sortBuf = sortedCopy(sorted, r.events, w.sortBuf)
-		r.events = sorted
-		w.res, w.b = nil, nil
-	}()
+	defer func() { w.res, w.b = nil, nil }()
 	r.events = w.scratch[:0]
 	b := c.data[:c.hi]
 	w.b = b
