@@ -17,7 +17,23 @@ type Span struct {
 	Start, End int64
 }
 
-// Decode reads a timeline from text. Errors name the line.
+// Error is a decoding error at a line of the text (1-based; 0 when it is
+// about the whole timeline, such as a validation error).
+type Error struct {
+	Line int
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Line == 0 {
+		return "timelinetext: " + e.Err.Error()
+	}
+	return fmt.Sprintf("timelinetext: line %d: %v", e.Line, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Decode reads a timeline from text. Errors are *Error, naming the line.
 func Decode(text []byte) (*timeline.Timeline, error) {
 	tl, _, err := DecodeSpans(text)
 	return tl, err
@@ -39,15 +55,15 @@ func DecodeSpans(text []byte) (*timeline.Timeline, map[int][]Span, error) {
 			err = d.line(line, f)
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("timelinetext: line %d: %w", line, err)
+			return nil, nil, &Error{Line: line, Err: err}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return nil, nil, fmt.Errorf("timelinetext: line %d: %w", line+1, err)
+		return nil, nil, &Error{Line: line + 1, Err: err}
 	}
 	tl, err := d.build()
 	if err != nil {
-		return nil, nil, fmt.Errorf("timelinetext: %w", err)
+		return nil, nil, &Error{Err: err}
 	}
 	return tl, d.spans, nil
 }
@@ -231,7 +247,7 @@ func (d *decoder) device(f []string) error {
 	}
 	dev := timeline.Device{ID: id}
 	for _, x := range f[1:] {
-		if strings.HasPrefix(x, `"`) {
+		if IsQuoted(x) {
 			if dev.Name, err = unquote(x); err != nil {
 				return err
 			}
@@ -386,7 +402,7 @@ func (d *decoder) attrs(p *pending, f []string, extra func(k, v string) (bool, e
 	e := &p.e
 	named := false
 	for _, x := range f {
-		if strings.HasPrefix(x, `"`) {
+		if IsQuoted(x) {
 			if named {
 				return fmt.Errorf("a second name %s", x)
 			}

@@ -12,23 +12,37 @@ import (
 // SplitComment splits a line into its content and its comment: the text
 // after the first '#' outside a quoted string (without the '#'), or "".
 func SplitComment(line string) (content, comment string) {
-	inQuote := false
 	for i := 0; i < len(line); i++ {
-		switch c := line[i]; {
-		case inQuote && c == '\\':
-			i++
-		case c == '"':
-			inQuote = !inQuote
-		case !inQuote && c == '#':
+		switch line[i] {
+		case '"', '`':
+			end, _ := skipString(line, i)
+			i = end - 1
+		case '#':
 			return line[:i], line[i+1:]
 		}
 	}
 	return line, ""
 }
 
+// skipString returns the index just past the string starting at s[i]
+// (Go syntax: "interpreted" with escapes, or `raw`), or len(s) and false
+// when it is not terminated.
+func skipString(s string, i int) (int, bool) {
+	q := s[i]
+	for j := i + 1; j < len(s); j++ {
+		switch {
+		case s[j] == '\\' && q == '"':
+			j++
+		case s[j] == q:
+			return j + 1, true
+		}
+	}
+	return len(s), false
+}
+
 // Fields splits a line's content into fields separated by blanks. A quoted
-// string (Go syntax) is part of one field, blanks included, so that a field
-// may be `"a name"` or `key="a value"`.
+// string (Go syntax, "..." or `...`) is part of one field, blanks
+// included, so that a field may be `"a name"` or `key="a value"`.
 func Fields(s string) ([]string, error) {
 	var out []string
 	for i := 0; i < len(s); {
@@ -38,31 +52,28 @@ func Fields(s string) ([]string, error) {
 		}
 		start := i
 		for i < len(s) && s[i] != ' ' && s[i] != '\t' && s[i] != '\r' {
-			if s[i] != '"' {
+			if s[i] != '"' && s[i] != '`' {
 				i++
 				continue
 			}
-			j := i + 1
-			for j < len(s) && s[j] != '"' {
-				if s[j] == '\\' {
-					j++
-				}
-				j++
-			}
-			if j >= len(s) {
+			j, ok := skipString(s, i)
+			if !ok {
 				return nil, fmt.Errorf("unterminated string %s", s[i:])
 			}
-			i = j + 1
+			i = j
 		}
 		out = append(out, s[start:i])
 	}
 	return out, nil
 }
 
+// IsQuoted reports whether field f is a quoted string.
+func IsQuoted(f string) bool { return strings.HasPrefix(f, `"`) || strings.HasPrefix(f, "`") }
+
 // unquote reads a quoted field.
 func unquote(f string) (string, error) {
 	s, err := strconv.Unquote(f)
-	if err != nil || !strings.HasPrefix(f, `"`) {
+	if err != nil || !IsQuoted(f) {
 		return "", fmt.Errorf("bad string %s", f)
 	}
 	return s, nil
