@@ -44,6 +44,7 @@ func Decode(text []byte) (*timeline.Timeline, error) {
 // can relate what an analyzer reports to the lines of its input.
 func DecodeSpans(text []byte) (*timeline.Timeline, map[int][]Span, error) {
 	d := &decoder{trackIdx: map[trackKey]int{}, spans: map[int][]Span{}, src: timeline.Source{Format: "text"}}
+	var recs []record
 	sc := bufio.NewScanner(bytes.NewReader(text))
 	sc.Buffer(nil, 1<<24)
 	line := 0
@@ -51,21 +52,110 @@ func DecodeSpans(text []byte) (*timeline.Timeline, map[int][]Span, error) {
 		line++
 		content, _ := SplitComment(sc.Text())
 		f, err := Fields(content)
-		if err == nil && len(f) > 0 {
-			err = d.line(line, f)
-		}
 		if err != nil {
 			return nil, nil, &Error{Line: line, Err: err}
+		}
+		if len(f) > 0 {
+			recs = append(recs, record{line, f})
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, nil, &Error{Line: line + 1, Err: err}
+	}
+	if _, _, err := d.run(recs, 0); err != nil {
+		return nil, nil, err
 	}
 	tl, err := d.build()
 	if err != nil {
 		return nil, nil, &Error{Err: err}
 	}
 	return tl, d.spans, nil
+}
+
+// record is one non-blank line's fields.
+type record struct {
+	line   int
+	fields []string
+}
+
+// maxRepeated bounds the lines that repeat blocks expand to (a variable
+// for tests).
+var maxRepeated = 1 << 20
+
+// run decodes recs until the "end" that closes this depth, and returns what
+// follows it and whether it was found. repeat blocks run their lines N times, shifting times by EVERY
+// each time:
+//
+//	repeat 4 10ms
+//	range host/1/1 0 +10ms "step"
+//	end
+func (d *decoder) run(recs []record, depth int) (rest []record, closed bool, err error) {
+	for len(recs) > 0 {
+		r := recs[0]
+		recs = recs[1:]
+		switch r.fields[0] {
+		case "end":
+			if len(r.fields) != 1 || depth == 0 {
+				return nil, false, &Error{Line: r.line, Err: fmt.Errorf("end without repeat, or with arguments")}
+			}
+			return recs, true, nil
+		case "repeat":
+			n, every, err := d.repeatArgs(r.fields[1:])
+			if err != nil {
+				return nil, false, &Error{Line: r.line, Err: err}
+			}
+			shift := d.shift
+			for i := range max(n, 1) {
+				// Once with n == 0, to find the end of the block.
+				d.shift = shift + int64(i)*every
+				if n == 0 {
+					d.skip++
+				}
+				if rest, closed, err = d.run(recs, depth+1); err != nil {
+					return nil, false, err
+				}
+				if n == 0 {
+					d.skip--
+				}
+				if !closed {
+					return nil, false, &Error{Line: r.line, Err: fmt.Errorf("repeat without end")}
+				}
+			}
+			d.shift = shift
+			recs = rest
+		default:
+			if d.skip > 0 {
+				continue
+			}
+			if depth > 0 {
+				if d.lines++; d.lines > maxRepeated {
+					return nil, false, &Error{Line: r.line, Err: fmt.Errorf("repeat blocks expand to more than %d lines", maxRepeated)}
+				}
+			}
+			if err := d.line(r.line, r.fields, depth); err != nil {
+				return nil, false, &Error{Line: r.line, Err: err}
+			}
+		}
+	}
+	return nil, false, nil
+}
+
+func (d *decoder) repeatArgs(f []string) (int, int64, error) {
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("repeat: want a count and a period: repeat 4 10ms")
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil || n < 0 || n > maxRepeated {
+		return 0, 0, fmt.Errorf("repeat: bad count %q", f[0])
+	}
+	every, err := ParseTime(f[1])
+	if err == nil && (every < 0 || every > timeline.MaxTime/int64(max(n, 1))) {
+		err = fmt.Errorf("period out of range")
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("repeat: %w", err)
+	}
+	return n, every, nil
 }
 
 // trackKey is a track as the text names it.
@@ -124,6 +214,10 @@ type decoder struct {
 	maxCorr  int64
 	spans    map[int][]Span
 	seenSrc  bool
+	// shift moves the times of lines inside repeat blocks; skip > 0 while
+	// a block of count 0 is read; lines counts the lines repeated.
+	shift       int64
+	skip, lines int
 }
 
 func (d *decoder) track(s string) (int, error) {
@@ -140,7 +234,13 @@ func (d *decoder) track(s string) (int, error) {
 	return i, nil
 }
 
-func (d *decoder) line(n int, f []string) error {
+func (d *decoder) line(n int, f []string, depth int) error {
+	switch f[0] {
+	case "source", "origin", "observed", "device", "track":
+		if depth > 0 {
+			return fmt.Errorf("%s inside a repeat block", f[0])
+		}
+	}
 	switch f[0] {
 	case "source":
 		return d.source(f[1:])
@@ -164,7 +264,7 @@ func (d *decoder) line(n int, f []string) error {
 	}
 	k, ok := kindByName[f[0]]
 	if !ok {
-		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track)", f[0], strings.Join(kindNames(), ", "))
+		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track, repeat, end)", f[0], strings.Join(kindNames(), ", "))
 	}
 	return d.event(n, k, f[1:])
 }
@@ -325,12 +425,15 @@ func (d *decoder) times(f []string) (start, end int64, used int, err error) {
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if start, err = offset(d.origin, v); err != nil {
+	base, err := offset(d.origin, d.shift)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if start, err = offset(base, v); err != nil {
 		return 0, 0, 0, err
 	}
 	end, used = start, 1
 	if len(f) > 1 && isTime(f[1]) {
-		base := d.origin
 		dur, isDur := strings.CutPrefix(f[1], "+")
 		if isDur {
 			base = start
@@ -344,7 +447,7 @@ func (d *decoder) times(f []string) (start, end int64, used int, err error) {
 		used = 2
 	}
 	if end < start {
-		return 0, 0, 0, fmt.Errorf("ends (%s) before it starts (%s)", FormatTime(end-d.origin), FormatTime(start-d.origin))
+		return 0, 0, 0, fmt.Errorf("ends (%s) before it starts (%s)", FormatTime(end-base), FormatTime(start-base))
 	}
 	return start, end, used, nil
 }

@@ -39,6 +39,14 @@
 // (the call defaults to cudaLaunchKernel and cudaMemcpyAsync; a copy's name
 // to "Memcpy <dir>").
 //
+// A repeat block writes its lines N times, each time EVERY later (blocks
+// nest; directives stay outside them):
+//
+//	repeat 4 10ms
+//	range host/1/1 0 +10ms "ProfilerStep#1"
+//	launch host/1/1 0 +5us gpu0/stream7 2ms +8ms "gemm"
+//	end
+//
 // Without an observed line, what the input observed is derived from the
 // events: GPU work, API calls, OS calls (and that OS calls can be traced),
 // NVTX ranges, annotations, DataLoader spans, host ops, and memory kinds

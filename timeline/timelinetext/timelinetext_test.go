@@ -113,6 +113,58 @@ func TestOrigin(t *testing.T) {
 	}
 }
 
+func TestRepeat(t *testing.T) {
+	text := `track host/1/1 "python"
+repeat 3 10ms
+range host/1/1 0 +10ms "ProfilerStep#1"
+repeat 2 1ms
+launch host/1/1 1ms +10us gpu0/stream7 1.5ms +200us "k"
+end
+repeat 0 1s
+os host/1/1 0 "never"
+end
+end
+kernel gpu0/stream7 100ms +1ms "after"
+`
+	tl, spans, err := DecodeSpans([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range tl.Events {
+		if e := &tl.Events[i]; e.Kind != timeline.KindAPI {
+			got = append(got, fmt.Sprintf("%s %s-%s corr=%d link=%d", tl.EventName(int32(i)), FormatTime(e.Start), FormatTime(e.End), e.Corr, e.Link))
+		}
+	}
+	want := []string{
+		"ProfilerStep#1 0-10ms corr=0 link=-1", "k 1.5ms-1.7ms corr=1 link=1", "k 2.5ms-2.7ms corr=2 link=3",
+		"ProfilerStep#1 10ms-20ms corr=0 link=-1", "k 11.5ms-11.7ms corr=3 link=6", "k 12.5ms-12.7ms corr=4 link=8",
+		"ProfilerStep#1 20ms-30ms corr=0 link=-1", "k 21.5ms-21.7ms corr=5 link=11", "k 22.5ms-22.7ms corr=6 link=13",
+		"after 100ms-101ms corr=0 link=-1",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(spans[5]) != 12 || len(spans[3]) != 3 || spans[8] != nil {
+		t.Errorf("spans: line 5 %d, line 3 %d, line 8 %d; want 12, 3, 0", len(spans[5]), len(spans[3]), len(spans[8]))
+	}
+	defer func(n int) { maxRepeated = n }(maxRepeated)
+	maxRepeated = 1000
+	for _, c := range []struct{ text, want string }{
+		{"repeat 2 1ms\nkernel gpu0/stream1 0 \"k\"", "line 1: repeat without end"},
+		{"kernel gpu0/stream1 0 \"k\"\nend", "line 2: end without repeat"},
+		{"repeat 2 1ms\ntrack host/1/1\nend", "line 2: track inside a repeat block"},
+		{"repeat x 1ms\nend", `line 1: repeat: bad count "x"`},
+		{"repeat 2\nend", "line 1: repeat: want a count and a period"},
+		{"repeat 2 -1ms\nend", "line 1: repeat: period out of range"},
+		{"repeat 1000 1ns\nrepeat 1000 1ns\nmarker host/1/1 0\nend\nend", "line 3: repeat blocks expand to more than 1000 lines"},
+	} {
+		if _, err := Decode([]byte(c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.text, err, c.want)
+		}
+	}
+}
+
 // encode writes tl, failing the test on error.
 func encode(t testing.TB, tl *timeline.Timeline) string {
 	t.Helper()
@@ -276,6 +328,7 @@ func TestTestdataDecodes(t *testing.T) {
 // FuzzDecode checks that any text either fails with an error or decodes to
 // a valid timeline whose encoding decodes back to the same encoding.
 func FuzzDecode(f *testing.F) {
+	maxRepeated = 1 << 12 // keep each input quick
 	f.Add([]byte(loop))
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.txt"))
 	for _, p := range files {
