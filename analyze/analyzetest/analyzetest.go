@@ -27,7 +27,7 @@
 //
 // Expectations are lines of the comment, or comments in the timeline:
 //
-//	want ID [SEVERITY] ["title regexp"] [key=value]...
+//	want ID [SEVERITY] ["title regexp"] [key=value]...   (the regexp may come anywhere after the id)
 //	want-none ID                          the analyzer ran and found nothing
 //	want-unobservable ID ["reason regexp"]
 //

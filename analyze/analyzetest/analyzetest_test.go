@@ -63,6 +63,7 @@ func TestCompare(t *testing.T) {
 		{"rounded", fake("", warn), `want fake share=0.20 share=20.0% detail.calls_per_step=3 speedup=1.3`, "", nil},
 		{"comment prefix", fake("", warn), `# want fake warning`, "", nil},
 		{"raw regexp", fake("", warn), "want fake `^stalls \\d+ %`", "", nil},
+		{"title after keys", fake("", warn), `want fake wasted=2ms "stalls" share=20%`, "", nil},
 		{"severity", fake("", warn), `want fake error`, "", []string{"x.txtar:1: want fake error: no finding matches:\n\tfake warning \"stalls 20 % of each step\"", "severity: got warning, want error"}},
 		{"checks", fake("", warn), `want fake "30 %" wasted=3ms share=21% evidence=2 what="brk" detail.calls_per_step=2.4 detail.absent=1`, "", []string{
 			`title: "stalls 20 % of each step" does not match "30 %"`, "wasted: got 2ms, want 3ms", "share: got 20%, want 21%", "evidence: got 1, want 2",
@@ -110,6 +111,8 @@ func TestParseErrors(t *testing.T) {
 		{"want x loud", `1: "loud": want key=value`},
 		{"want x \"(\"", "1: error parsing regexp"},
 		{"want-none x error", "1: want-none takes only an id"},
+		{`want x "a" "b"`, `1: a second regexp "b"`},
+		{`want-unobservable x "a" y=1`, `1: want-unobservable takes an id and a "reason regexp"`},
 		{"-- timeline --\nkernel gpu0/stream1 0 \"k\" # want x error", "2: after an event, write only \"# want ID\""},
 		{"-- config --\nmin-gap fast\n-- timeline --\n", `2: config min-gap: bad time "fast"`},
 		{"-- config --\nband x=0.1\n-- timeline --\n", `2: config band: want ID=WARNING,ERROR`},

@@ -79,16 +79,19 @@ func parseWant(line int, text string) (*want, error) {
 			rest = rest[1:]
 		}
 	}
-	if len(rest) > 0 && timelinetext.IsQuoted(rest[0]) {
-		if w.title, err = quotedRegexp(rest[0]); err != nil {
-			return nil, err
-		}
-		rest = rest[1:]
-	}
-	if w.verb == verbUnobservable && len(rest) > 0 {
-		return nil, fmt.Errorf("want-unobservable takes an id and a \"reason regexp\"")
-	}
 	for _, kv := range rest {
+		if timelinetext.IsQuoted(kv) {
+			if w.title != nil {
+				return nil, fmt.Errorf("a second regexp %s (one for the title; fix=, code= and what= take others)", kv)
+			}
+			if w.title, err = quotedRegexp(kv); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if w.verb == verbUnobservable {
+			return nil, fmt.Errorf("want-unobservable takes an id and a \"reason regexp\"")
+		}
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
 			return nil, fmt.Errorf("%q: want key=value (wasted, share, speedup, evidence, what, fix, code, detail.NAME)", kv)
