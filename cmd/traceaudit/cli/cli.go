@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -123,7 +124,9 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil))
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdVersion(ios, nil))
 	return root
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/version"
 )
 
 // parse runs one command's flag parsing with a runF that records the
@@ -285,4 +287,28 @@ func TestRunOptionsOut(t *testing.T) {
 func firstLines(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
+}
+
+// TestVersion: --version and version print the same line; JSON carries
+// the schema and tool versions.
+func TestVersion(t *testing.T) {
+	a, _, c1 := run(t, "--version")
+	b, _, c2 := run(t, "version")
+	want := version.Get().String() + "\n"
+	if c1 != 0 || c2 != 0 || a != want || b != want || !strings.Contains(a, runtime.Version()) {
+		t.Errorf("--version %q (%d), version %q (%d), want %q", a, c1, b, c2, want)
+	}
+	out, _, code := run(t, "version", "--format", "json")
+	var v struct {
+		Schema  int    `json:"schema_version"`
+		Tool    string `json:"tool_version"`
+		Version string `json:"version"`
+		Go      string `json:"go"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &v) != nil || v.Schema != version.Schema || v.Tool != version.Tool() || v.Go != runtime.Version() {
+		t.Errorf("%d %q", code, out)
+	}
+	if _, errOut, code := run(t, "version", "extra"); code != 2 || !strings.Contains(errOut, "see traceaudit version --help") {
+		t.Errorf("%d %q", code, errOut)
+	}
 }
