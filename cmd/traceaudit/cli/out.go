@@ -4,9 +4,20 @@ import (
 	"bytes"
 	"strings"
 
+	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/report/folder"
 )
+
+// checkOut refuses, before any work, an --out folder that traceaudit may
+// not write: one holding files it did not write, the working folder or an
+// ancestor, the root or home folder, a link or a file (outdir.Check).
+func checkOut(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return outdir.Check(dir)
+}
 
 // emit renders doc in format on stdout and, when outDir is set, writes
 // the report folder there; args (the command line) are quoted in Markdown
