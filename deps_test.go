@@ -36,7 +36,7 @@ var rules = []rule{
 var allowed = map[string][]string{
 	"modernc.org/sqlite":           {"ingest/nsys", "ingest", "cmd/", "internal/benchrun"},
 	"github.com/tidwall/gjson":     {"ingest/chrome", "ingest", "cmd/", "internal/benchrun"},
-	"gonum.org/v1/plot":            {"report/plot", "cmd/", "internal/benchrun"},
+	"gonum.org/v1/plot":            {"report/plot", "report/folder", "cmd/", "internal/benchrun"},
 	"github.com/ebitengine/purego": {"replay/cuda", "replay/cudaexec", "cmd/"},
 }
 
