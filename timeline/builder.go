@@ -204,6 +204,13 @@ func compareEvents(x, y Event) int {
 // packed 64-bit key when the ids fit in one (they do in every real trace),
 // else on the pair.
 func linkCorrelations(ev []Event) {
+	if !linkPacked(ev) {
+		linkGeneral(ev)
+	}
+}
+
+// linkGeneral is linkCorrelations for any ids.
+func linkGeneral(ev []Event) {
 	type ref struct {
 		key uint64 // Proc<<40 | Corr, when packed
 		gpu bool   // API calls sort before the GPU work they launched
