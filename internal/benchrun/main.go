@@ -6,7 +6,11 @@
 // the ratios the performance goals are stated in, the machine's load and
 // the commit measured.
 //
-//	go run ./internal/benchrun [-out bench/out] [-runs 5] [-skip-1gb] [-only REGEXP] [-quick]
+//	go run ./internal/benchrun [-out bench/out] [-runs 5] [-skip-1gb] [-only REGEXP] [-baseline BIN] [-quick]
+//
+// -baseline names a traceaudit binary built from another commit: its
+// stats and analyze are measured in the same rounds, for a before/after
+// comparison under the same load.
 package main
 
 import (
@@ -44,6 +48,7 @@ func main() {
 	only := flag.String("only", "", "run only the inputs whose name matches this regular expression")
 	quick := flag.Bool("quick", false, "small inputs (a smoke test of the harness)")
 	shared := flag.String("shared", "../shared", "the shared folder with bench/ and fixtures/")
+	baseline := flag.String("baseline", "", "a traceaudit binary of another commit to measure alongside")
 	flag.Parse()
 	var re *regexp.Regexp
 	if *only != "" {
@@ -53,13 +58,13 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := run(*out, *shared, *runs, *skip1g, *quick, re); err != nil {
+	if err := run(*out, *shared, *baseline, *runs, *skip1g, *quick, re); err != nil {
 		fmt.Fprintln(os.Stderr, "benchrun:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out, shared string, runs int, skip1g, quick bool, only *regexp.Regexp) error {
+func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regexp.Regexp) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -74,6 +79,7 @@ func run(out, shared string, runs int, skip1g, quick bool, only *regexp.Regexp) 
 	if err := build.Run(); err != nil {
 		return err
 	}
+	measured := commit()
 	inputs, err := prepare(out, shared, skip1g, quick, only)
 	if err != nil {
 		return err
@@ -81,10 +87,16 @@ func run(out, shared string, runs int, skip1g, quick bool, only *regexp.Regexp) 
 	py := filepath.Join(shared, "bench")
 	python := pythonPath()
 	m := newMeter(runs)
+	m.commit, m.baseline = measured, baseline
 	for _, in := range inputs {
 		cmds := []command{
 			{"traceaudit stats (ingest)", []string{bin, "stats", "--format", "json", in.path}},
 			{"traceaudit analyze", []string{bin, "analyze", "--format", "json", in.path}},
+		}
+		if baseline != "" {
+			cmds = append(cmds,
+				command{"baseline stats (ingest)", []string{baseline, "stats", "--format", "json", in.path}},
+				command{"baseline analyze", []string{baseline, "analyze", "--format", "json", in.path}})
 		}
 		switch {
 		case in.kind == "chrome" && in.name == "chrome-250MB":

@@ -46,6 +46,9 @@ type meter struct {
 	results []*Result
 	started time.Time
 	load    [2]float64 // over the whole benchmark
+	// commit is the source measured (see commit); baseline the binary
+	// measured alongside, if any.
+	commit, baseline string
 }
 
 func newMeter(runs int) *meter {

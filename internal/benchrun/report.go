@@ -15,8 +15,12 @@ func report(w io.Writer, m *meter, prev []Result) {
 	for _, p := range prev {
 		old[p.Name+"|"+p.Input] = p
 	}
-	fmt.Fprintf(w, "traceaudit %s, %s; %d cores (%s/%s), %s; %d runs of each command, round robin; load average %.2f before, %.2f after\n\n",
-		commit(), m.started.UTC().Format(time.DateOnly), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), m.runs, m.load[0], m.load[1])
+	fmt.Fprintf(w, "traceaudit %s, %s; %d cores (%s/%s), %s; %d runs of each command, round robin; load average %.2f before, %.2f after\n",
+		m.commit, m.started.UTC().Format(time.DateOnly), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.Version(), m.runs, m.load[0], m.load[1])
+	if m.baseline != "" {
+		fmt.Fprintf(w, "baseline: %s\n", m.baseline)
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| input | size | events/rows | command | wall (median) | min | max | MB/s | events/s | peak RSS | RSS / size | vs previous run |")
 	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range m.results {
@@ -72,6 +76,15 @@ func goals(rs []*Result) []string {
 		rss := float64(a.PeakRSS) / float64(a.Bytes)
 		out = append(out, fmt.Sprintf("nsys 2 M rows: analyze %.2f s is %.2fx python's row fetch (%.2f s), medians; goal 2x: %s. Peak RSS %.2fx the file; goal at most 2x: %s.",
 			a.WallS, x, py.WallS, mark(x >= 2), rss, mark(rss <= 2)))
+	}
+	for _, r := range rs {
+		if r.Name != "traceaudit analyze" || r.Err != "" || r.WallS == 0 {
+			continue
+		}
+		if b := find("baseline analyze", r.Input); b != nil {
+			out = append(out, fmt.Sprintf("%s: analyze %.2f s against the baseline's %.2f s (%+.0f %%), peak RSS %.0f MB against %.0f MB, CPU %.2f s against %.2f s.",
+				r.Input, r.WallS, b.WallS, (r.WallS/b.WallS-1)*100, float64(r.PeakRSS)/1e6, float64(b.PeakRSS)/1e6, r.CPUS, b.CPUS))
+		}
 	}
 	return out
 }
