@@ -21,8 +21,8 @@ func report(w io.Writer, m *meter, prev []Result) {
 		fmt.Fprintf(w, "baseline: %s\n", m.baseline)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "| input | size | events/rows | command | wall (median) | min | max | MB/s | events/s | peak RSS | RSS / size | vs previous run |")
-	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| input | size | events/rows | command | wall (median) | min | max | CPU (median) | MB/s | events/s | peak RSS | RSS / size | vs previous run |")
+	fmt.Fprintln(w, "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
 	for _, r := range m.results {
 		mb := float64(r.Bytes) / 1e6
 		delta := "-"
@@ -34,8 +34,8 @@ func report(w io.Writer, m *meter, prev []Result) {
 			status = " (failed: " + strings.TrimSpace(r.Err) + ")"
 		}
 		wall := max(r.WallS, 1e-9)
-		fmt.Fprintf(w, "| %s | %.0f MB | %d | %s%s | %.2f s | %.2f s | %.2f s | %.0f | %s | %.0f MB | %.2f | %s |\n",
-			r.Input, mb, r.Events, r.Name, status, r.WallS, r.MinWallS, r.MaxWallS, mb/wall, perSecond(float64(r.Events)/wall),
+		fmt.Fprintf(w, "| %s | %.0f MB | %d | %s%s | %.2f s | %.2f s | %.2f s | %.2f s | %.0f | %s | %.0f MB | %.2f | %s |\n",
+			r.Input, mb, r.Events, r.Name, status, r.WallS, r.MinWallS, r.MaxWallS, r.CPUS, mb/wall, perSecond(float64(r.Events)/wall),
 			float64(r.PeakRSS)/1e6, float64(r.PeakRSS)/float64(max(r.Bytes, 1)), delta)
 	}
 	fmt.Fprintln(w)
