@@ -399,7 +399,7 @@ func (d *decoder) trackLine(f []string) error {
 
 var kindByName = func() map[string]timeline.Kind {
 	m := map[string]timeline.Kind{}
-	for k := timeline.KindKernel; k.String() != fmt.Sprintf("kind(%d)", uint8(k)); k++ {
+	for k := timeline.KindKernel; k < timeline.NumKinds; k++ {
 		m[k.String()] = k
 	}
 	return m
@@ -407,12 +407,10 @@ var kindByName = func() map[string]timeline.Kind {
 
 func kindNames() []string {
 	var out []string
-	for k := timeline.KindKernel; ; k++ {
-		if _, ok := kindByName[k.String()]; !ok {
-			return out
-		}
+	for k := timeline.KindKernel; k < timeline.NumKinds; k++ {
 		out = append(out, k.String())
 	}
+	return out
 }
 
 // times reads START and an optional END (a time, or +DURATION) from f,
