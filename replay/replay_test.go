@@ -7,23 +7,13 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/testaudit"
 	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
 func planOf(t *testing.T, path string) *Plan {
 	t.Helper()
-	tl, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := audit.Run(tl, analyze.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := Build(r)
+	p, err := Build(testaudit.File(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
