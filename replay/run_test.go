@@ -311,6 +311,17 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 	}
 }
 
+func TestSelectPlansObservedWhenMissing(t *testing.T) {
+	p := launchPlan()
+	p.Variants = nil
+	if err := p.Select("cuda-graph"); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Variants) != 2 || p.Variants[0].Name != Observed || p.Variants[0].Plan.SyncEvery != 1 || !p.Variants[1].Plan.CUDAGraph {
+		t.Errorf("variants %+v", p.Variants)
+	}
+}
+
 func TestRunStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -248,12 +248,13 @@ func predictAll(r *audit.Report, s Setup, planned []*analyze.Finding) float64 {
 
 // Select keeps the variants named in list (comma-separated; "" keeps the
 // plan's). A named variant the findings did not call for is planned anyway,
-// with no prediction. observed is always kept: speedups are relative to it.
+// with no prediction. observed is always kept (and planned if the plan has
+// none): speedups are relative to it.
 func (p *Plan) Select(list string) error {
 	if strings.TrimSpace(list) == "" {
 		return nil
 	}
-	have := map[string]Variant{}
+	have := map[string]Variant{Observed: {Name: Observed, Plan: observedSetup(p), PredictedSpeedup: 1}}
 	for _, v := range p.Variants {
 		have[v.Name] = v
 	}
