@@ -122,7 +122,8 @@ func (l *loop) pooled() *batch {
 }
 
 // mainBatch builds a batch on the main thread: the memory traffic into
-// fresh or reused pages, then the rest of the observed data phase.
+// fresh or reused pages, then the rest of the observed data phase. A batch
+// that the trace reuses is written once.
 func (l *loop) mainBatch() (*batch, error) {
 	st := &l.r.p.Step
 	var b *batch
@@ -145,9 +146,15 @@ func (l *loop) mainBatch() (*batch, error) {
 			b.bufs = append(b.bufs, m.b)
 		}
 	}
-	for _, buf := range b.bufs {
-		if buf != nil {
-			build(buf, l.scratch, l.seed)
+	if st.Batches == BatchesMain || !b.filled {
+		for _, buf := range b.bufs {
+			if buf != nil {
+				build(buf, l.scratch, l.seed)
+			}
+		}
+		b.filled = true
+		if h := l.r.hooks.built; h != nil {
+			h()
 		}
 	}
 	l.seed++
@@ -196,6 +203,9 @@ func (l *loop) obtain() (*batch, error) {
 	case PinOnThread:
 		select {
 		case b := <-l.pinned:
+			if l.s.Workers == 0 {
+				burn(time.Duration(l.r.p.Step.DataNS)) // the observed wait for the trace's workers
+			}
 			return b, nil
 		case err := <-l.errc:
 			return nil, err

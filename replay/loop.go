@@ -17,8 +17,9 @@ type batch struct {
 	maps []*mapping
 	// slot is the pinned slot holding the data, or nil for pageable memory.
 	slot *pinSlot
-	// pooled says the buffers come from the reuse pool and go back to it.
-	pooled bool
+	// pooled says the buffers come from the reuse pool and go back to it;
+	// filled that they hold a batch already (a reused batch is written once).
+	pooled, filled bool
 }
 
 // pinSlot is one set of pinned buffers (one per copy). ev, when set,

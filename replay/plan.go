@@ -34,10 +34,11 @@ const MinCopyBytes = 64 << 10
 // batch tensor this large lives in fresh pages and is munmapped when freed.
 const MmapThreshold = 32 << 20
 
-// BuildGBps is the rate, in GB/s, below which a main-thread data phase is
-// too short to have built the batch there (writing fresh pages runs at a few
-// GB/s): such batches were made elsewhere (DataLoader workers) or reused.
-const BuildGBps = 4
+// BuildGBps is the rate, in GB/s, above which a main-thread data phase is
+// too short to have built the batch there (writing a batch into fresh pages
+// runs at a few GB/s on one thread, 10 at most): such batches were made
+// elsewhere (DataLoader workers) or reused.
+const BuildGBps = 10
 
 // Copy is one host-device transfer of a step.
 type Copy struct {

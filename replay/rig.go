@@ -44,6 +44,8 @@ type rig struct {
 		// pin runs for every batch copied into pinned memory: "main" or
 		// "thread".
 		pin func(where string)
+		// built runs for every batch the main thread builds.
+		built func()
 	}
 }
 
@@ -209,7 +211,7 @@ func unmapsOnMain(s Setup, st *Step) bool {
 // freshMain says whether a batch buffer the main thread builds lives in
 // fresh pages, unmapped when freed: where the trace shows munmap stalls, or
 // where it could not show OS calls and the buffer is above glibc's mmap
-// threshold.
+// threshold. A reused batch never does.
 func freshMain(st *Step, c Copy) bool {
-	return st.Munmaps > 0 || (!st.OSObserved && c.Bytes >= MmapThreshold)
+	return st.Batches == BatchesMain && (st.Munmaps > 0 || (!st.OSObserved && c.Bytes >= MmapThreshold))
 }

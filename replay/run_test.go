@@ -29,6 +29,7 @@ func tiny(batches string) *Plan {
 // counts counts what the rig's hooks see.
 type counts struct {
 	mapped, shared atomic.Int32
+	built          atomic.Int32
 	mu             sync.Mutex
 	unmap, pin     map[string]int
 	producers      map[int]bool
@@ -45,6 +46,7 @@ func (c *counts) hook(r *rig) {
 	r.hooks.unmap = func(where string) { c.mu.Lock(); c.unmap[where]++; c.mu.Unlock() }
 	r.hooks.pin = func(where string) { c.mu.Lock(); c.pin[where]++; c.mu.Unlock() }
 	r.hooks.produce = func(w int) { c.mu.Lock(); c.producers[w] = true; c.mu.Unlock() }
+	r.hooks.built = func() { c.built.Add(1) }
 }
 
 func (c *counts) unmapped() int {
@@ -142,10 +144,23 @@ func TestObservedMainBatches(t *testing.T) {
 	if c.mapped.Load() != 3 || c.shared.Load() != 0 || c.unmap["main"] != 3 {
 		t.Errorf("%d mappings (%d shared), %v unmapped, want 3 private ones unmapped on the main thread", c.mapped.Load(), c.shared.Load(), c.unmap)
 	}
-	// Below the threshold the batch buffer is reused.
+	// Below the threshold the batch buffer is reused, and rebuilt each step.
 	_, c = runVariant(t, tiny(BatchesMain), Observed, 2)
-	if c.mapped.Load() != 0 {
-		t.Errorf("%d mappings for a batch under the mmap threshold", c.mapped.Load())
+	if c.mapped.Load() != 0 || c.built.Load() != 3 {
+		t.Errorf("%d mappings, %d builds for 3 steps of a batch under the mmap threshold", c.mapped.Load(), c.built.Load())
+	}
+}
+
+// TestObservedReusedBatch: a batch the trace reuses (its data phase is too
+// short to have built it) is written once and never unmapped, however big.
+func TestObservedReusedBatch(t *testing.T) {
+	p := tiny(BatchesReused)
+	p.Step.OSObserved = false
+	p.Step.Copies[0].Bytes = MmapThreshold
+	p.Step.DataNS = 10_000
+	f, c := runVariant(t, p, Observed, 4)
+	if c.mapped.Load() != 0 || c.built.Load() != 1 || f.Count("htod", &no) != 5 {
+		t.Errorf("%d mappings, %d builds, %d pageable copies for 5 steps of a reused batch", c.mapped.Load(), c.built.Load(), f.Count("htod", &no))
 	}
 }
 
