@@ -133,9 +133,9 @@ func WriteReplayText(w io.Writer, r *replay.Report) error {
 	}
 	p.line("")
 	if r.DryRun {
-		p.line("%-19s %-20s %-44s %9s", "variant", "fixes", "setup", "predicted")
+		p.line("%-19s %-20s %9s   %s", "variant", "fixes", "predicted", "setup")
 		for _, v := range r.Variants {
-			p.line("%-19s %-20s %-44s %9s", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
+			p.line("%-19s %-20s %9s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), setupText(v.Plan))
 		}
 		return p.err
 	}
