@@ -90,6 +90,21 @@ func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Repo
 	return r
 }
 
+// PredictedStepNS is the mean step time the analyzers predict for variant
+// v, in nanoseconds: the replayed observed mean step (the trace's mean step
+// in a dry run) divided by v's predicted speedup, which the analyzers
+// compute from means; 0 when v has no prediction.
+func (r *Report) PredictedStepNS(v Variant) int64 {
+	if v.PredictedSpeedup <= 0 {
+		return 0
+	}
+	base := r.ObservedStepMeanNS
+	if !r.DryRun && len(r.Variants) > 0 {
+		base = r.Variants[0].StepNSMean
+	}
+	return int64(float64(base) / v.PredictedSpeedup)
+}
+
 func ratio(a, b int64) float64 {
 	if b <= 0 {
 		return 0

@@ -81,3 +81,19 @@ func TestCostNote(t *testing.T) {
 		}
 	}
 }
+
+func TestPredictedStepNS(t *testing.T) {
+	vs := []Variant{{Name: Observed, PredictedSpeedup: 1, Measured: Measured{StepNSMean: 90e6, StepNSMedian: 80e6}},
+		{Name: "pinned", PredictedSpeedup: 3}, {Name: "x"}}
+	measured := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, Variants: vs}
+	if got := measured.PredictedStepNS(vs[1]); got != 30e6 {
+		t.Errorf("measured: %d, want the replayed observed mean step / 3 = 30 ms", got)
+	}
+	dry := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, DryRun: true, Variants: vs}
+	if got := dry.PredictedStepNS(vs[1]); got != 40e6 {
+		t.Errorf("dry run: %d, want the trace's mean step / 3 = 40 ms", got)
+	}
+	if got := measured.PredictedStepNS(vs[2]); got != 0 {
+		t.Errorf("no prediction: %d", got)
+	}
+}

@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/replay"
 )
-
-// WriteReplayJSON writes the replay contract.
-func WriteReplayJSON(w io.Writer, r *replay.Report) error { return writeJSON(w, r) }
 
 // planLine describes the replayed step in one line.
 func planLine(r *replay.Report) string {
@@ -116,11 +112,10 @@ func boxLine(r *replay.Report) string {
 		units.Bytes(r.Box.Bytes), r.Box.PageableGBps, r.Box.PinnedGBps, trace)
 }
 
-// WriteReplayText writes the terminal report: per variant the measured
-// mean and median step, speedup, predicted speedup and GPU time, then the
-// box's bandwidths, the fidelity of the observed replay and the notes.
-func WriteReplayText(w io.Writer, r *replay.Report) error {
-	p := &printer{w: w}
+// replayText writes the terminal report: per variant the measured mean and
+// median step, speedup, predicted speedup and GPU time, then the box's
+// bandwidths, the fidelity of the observed replay and the notes.
+func replayText(p *printer, r *replay.Report) {
 	if r.DryRun {
 		p.line("replay plan for %s (dry run: nothing was run)", filepath.Base(r.File))
 	} else {
@@ -137,7 +132,7 @@ func WriteReplayText(w io.Writer, r *replay.Report) error {
 		for _, v := range r.Variants {
 			p.line("%-19s %-20s %9s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), setupText(v.Plan))
 		}
-		return p.err
+		return
 	}
 	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU/step", "setup")
 	for _, v := range r.Variants {
@@ -162,7 +157,6 @@ func WriteReplayText(w io.Writer, r *replay.Report) error {
 			}
 		}
 	}
-	return p.err
 }
 
 // notes are the report's notes, or the one line saying that the replay is
@@ -175,9 +169,8 @@ func notes(r *replay.Report) []string {
 		100*(replay.FidelityHigh-1))}
 }
 
-// WriteReplayMarkdown writes the replay report for a pull request.
-func WriteReplayMarkdown(w io.Writer, r *replay.Report, o MarkdownOptions) error {
-	p := &printer{w: w}
+// replayMarkdown writes the replay report for a pull request.
+func replayMarkdown(p *printer, r *replay.Report, o Options) {
 	p.line("## traceaudit replay: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	if r.DryRun {
@@ -217,5 +210,4 @@ func WriteReplayMarkdown(w io.Writer, r *replay.Report, o MarkdownOptions) error
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
-	return p.err
 }

@@ -32,10 +32,10 @@ func measuredReport() *replay.Report {
 func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 	r := measuredReport()
 	var txt, md bytes.Buffer
-	if err := WriteReplayText(&txt, r); err != nil {
+	if err := Render(&txt, Text, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteReplayMarkdown(&md, r, MarkdownOptions{}); err != nil {
+	if err := Render(&md, Markdown, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, out := range []string{txt.String(), md.String()} {
@@ -53,7 +53,7 @@ func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := WriteReplayJSON(&js, r); err != nil {
+	if err := Render(&js, JSON, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
