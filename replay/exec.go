@@ -73,7 +73,6 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer r.close()
 	box, err := r.measureBox()
 	if err != nil {
 		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)

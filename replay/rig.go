@@ -73,9 +73,6 @@ func newRig(ex Executor, p *Plan) (*rig, error) {
 	return r, nil
 }
 
-// close frees what the rig holds that the executor's Close does not.
-func (r *rig) close() {}
-
 // calibrate measures on this box what the plan's host phases are made of:
 // building a batch alone, unmapping it, and one launch-bound kernel.
 func (r *rig) calibrate() error {

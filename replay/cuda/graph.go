@@ -19,12 +19,10 @@ import (
 // binds.
 var ErrNoGraphs = errors.New("cuda: the driver lacks CUDA graph support (CUDA 11.4 or later)")
 
-// CUstreamCaptureMode values (cuda.h).
-const (
-	captureModeGlobal      = 0
-	captureModeThreadLocal = 1
-	captureModeRelaxed     = 2
-)
+// captureModeRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED (cuda.h; global is
+// 0, thread-local 1): no call is refused during capture, and the capture
+// may end on another thread.
+const captureModeRelaxed = 2
 
 // Graph is a captured CUDA graph (CUgraph) of one Context.
 type Graph struct {
