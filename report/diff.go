@@ -76,6 +76,9 @@ func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 			p.line("| `%s` | %s | %s | %s |", c.ID, sideText(c.Before), sideText(c.After), c.Status)
 		}
 	}
+	for _, c := range diffCharts(d) {
+		mermaidBlock(p, c)
+	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
 }

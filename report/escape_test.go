@@ -9,13 +9,13 @@ func TestTermSafe(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"gemm_kernel<float>", "gemm_kernel<float>"},
 		{"\x1b[31mred\x1b[0m", "red"},
-		{"a\x1b]0;title\x07b", "ab"},               // OSC set-title, BEL-terminated
+		{"a\x1b]0;title\x07b", "ab"},                             // OSC set-title, BEL-terminated
 		{"a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b", "alinkb"}, // OSC 8 hyperlink, ST-terminated
-		{"a\x1bPqdata\x1b\\b", "ab"},               // DCS
-		{"a\x1b7b\x1bc", "ab"},                     // ESC 7, ESC c (reset)
-		{"a\u009b2Jb", "ab"},                       // 8-bit CSI
-		{"a\u009d0;x\u009cb", "ab"},                // 8-bit OSC ... ST
-		{"line1\nline2\r\tx", "line1 line2  x"},    // breaks become spaces
+		{"a\x1bPqdata\x1b\\b", "ab"},                             // DCS
+		{"a\x1b7b\x1bc", "ab"},                                   // ESC 7, ESC c (reset)
+		{"a\u009b2Jb", "ab"},                                     // 8-bit CSI
+		{"a\u009d0;x\u009cb", "ab"},                              // 8-bit OSC ... ST
+		{"line1\nline2\r\tx", "line1 line2  x"},                  // breaks become spaces
 		{"bell\x07 nul\x00 del\x7f", "bell nul del"},
 		{"safe\u202eevil", "safeevil"}, // bidi override
 		{"\xff\xfe", "\ufffd\ufffd"},

@@ -40,6 +40,9 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 	}
 	p.line("")
 	writeStepTable(p, r)
+	for _, c := range analyzeCharts(r) {
+		mermaidBlock(p, c)
+	}
 	for _, f := range r.Findings {
 		p.line("")
 		p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))

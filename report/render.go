@@ -25,6 +25,11 @@ const (
 	Markdown Format = "markdown"
 	JSON     Format = "json"
 	CSV      Format = "csv"
+	// HTML is the self-contained report.html of report folders.
+	HTML Format = "html"
+	// ChromeTrace is annotated.json of report folders: the steady window
+	// as a Chrome trace with the findings as their own tracks (Perfetto).
+	ChromeTrace Format = "chrome-trace"
 )
 
 // Options tune a rendering. The zero value is a plain rendering.
@@ -46,6 +51,8 @@ type Plot struct {
 	File string
 	// Title and Caption say what the plot shows and what to look for.
 	Title, Caption string
+	// SVG is the figure as SVG, inlined by the HTML report.
+	SVG []byte
 }
 
 // ErrFormat is returned for a document that has no rendering in a format.
@@ -55,7 +62,7 @@ var ErrFormat = errors.New("format not supported for this document")
 type renderer func(w io.Writer, doc any, o Options) error
 
 // renderers holds the one renderer of each format.
-var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV}
+var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV, HTML: renderHTML, ChromeTrace: renderChromeTrace}
 
 // Render writes doc in format f. Documents are *audit.Report,
 // []*audit.Report (several traces), *compare.Diff, *replay.Report,

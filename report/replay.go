@@ -137,6 +137,9 @@ func replayMarkdown(p *printer, r *replay.Report, o Options) {
 			p.line("")
 			p.line("Fidelity of the observed replay: step %.2f, GPU %.2f. %s", f.Step, f.GPU, fidelityNote(f))
 		}
+		for _, c := range replayCharts(r) {
+			mermaidBlock(p, c)
+		}
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)

@@ -61,3 +61,17 @@ func SharedGlob(t testing.TB, sub, pattern string) []string {
 	sort.Strings(m)
 	return m
 }
+
+// CIEnv is the environment variable .ci/run sets: under it, a test that
+// would skip because a tool it needs (Chromium, Mermaid) is missing fails
+// instead.
+const CIEnv = "TRACEAUDIT_CI"
+
+// Missing skips the test with the message, or fails it when CIEnv is set.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv(CIEnv) != "" {
+		t.Fatalf(format+" (%s is set: CI must have it)", append(args, CIEnv)...)
+	}
+	t.Skipf(format, args...)
+}

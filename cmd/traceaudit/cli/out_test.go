@@ -56,6 +56,7 @@ func TestAnalyzeOut(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			md := checkReportFolder(t, out, []string{"timeline", "utilization", "steps", "findings"})
+			checkMarkdown(t, "report.md", md)
 			md = strings.ReplaceAll(md, out, "OUT")
 			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", name+".report.md"), []byte(md))
 		})
@@ -108,6 +109,9 @@ func TestDiff(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			ext := map[string]string{"text": "txt", "json": "json", "markdown": "md"}[format]
+			if format == "markdown" {
+				checkMarkdown(t, "diff", out)
+			}
 			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", "r0-r3.diff."+ext), []byte(out))
 		})
 	}
