@@ -20,7 +20,8 @@ import (
 
 // These tests open traceaudit's reports in a real headless Chromium. They
 // skip where Chromium (or Mermaid's script) is missing, and fail in CI
-// (testfix.CIEnv), where .ci/run installs both.
+// (TRACEAUDIT_REQUIRE_FIXTURES=1, testfix.Missing), where .ci/run
+// installs both.
 
 func browser(t *testing.T) *headless.Browser {
 	t.Helper()
