@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -37,7 +38,18 @@ type Browser struct {
 	Path string
 	// Budget is the virtual time pages get to run their scripts.
 	Budget time.Duration
+	// Crashes counts the runs that crashed and were started again.
+	Crashes int
 }
+
+// runError is a failed browser run: its message, wrapping the exit.
+type runError struct {
+	err error
+	msg string
+}
+
+func (e *runError) Error() string { return e.msg }
+func (e *runError) Unwrap() error { return e.err }
 
 // New finds Chromium.
 func New() (*Browser, error) {
@@ -48,7 +60,26 @@ func New() (*Browser, error) {
 	return &Browser{Path: p, Budget: 10 * time.Second}, nil
 }
 
+// attempts is how often a browser that crashed (killed by a signal, as
+// Chromium now and then is on a loaded machine) is started again; a
+// browser that exits with an error is not.
+const attempts = 3
+
 func (b *Browser) run(ctx context.Context, extra ...string) ([]byte, error) {
+	var err error
+	for range attempts {
+		var out []byte
+		out, err = b.once(ctx, extra...)
+		var ee *exec.ExitError
+		if err == nil || !errors.As(err, &ee) || !signaled(ee) || ctx.Err() != nil {
+			return out, err
+		}
+		b.Crashes++
+	}
+	return nil, err
+}
+
+func (b *Browser) once(ctx context.Context, extra ...string) ([]byte, error) {
 	profile, err := os.MkdirTemp("", "traceaudit-chromium-")
 	if err != nil {
 		return nil, err
@@ -63,7 +94,7 @@ func (b *Browser) run(ctx context.Context, extra ...string) ([]byte, error) {
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("%s: %v: %s", b.Path, err, lastLines(stderr.String(), 5))
+		return nil, &runError{err: err, msg: fmt.Sprintf("%s: %v: %s", b.Path, err, lastLines(stderr.String(), 5))}
 	}
 	return out.Bytes(), nil
 }
@@ -93,4 +124,10 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return string(bytes.Join(lines, []byte(" | ")))
+}
+
+// signaled reports whether the process was killed by a signal (a crash).
+func signaled(ee *exec.ExitError) bool {
+	ws, ok := ee.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }

@@ -32,6 +32,11 @@ func browser(t *testing.T) *headless.Browser {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if b.Crashes > 0 {
+			t.Logf("chromium crashed %d time(s) and was started again", b.Crashes)
+		}
+	})
 	return b
 }
 
