@@ -64,10 +64,16 @@ type renderer func(w io.Writer, doc any, o Options) error
 // renderers holds the one renderer of each format.
 var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV, HTML: renderHTML, ChromeTrace: renderChromeTrace}
 
-// Render writes doc in format f. Documents are *audit.Report,
-// []*audit.Report (several traces), *compare.Diff, *replay.Report,
-// *stats.Stats and *stats.Table (text, CSV); JSON takes any document that encodes
-// as an object and adds schema_version and tool_version to it.
+// Render writes doc in format f, the one entry point of every renderer.
+// Documents are *audit.Report, []*audit.Report (several traces),
+// *compare.Diff, *replay.Report, *stats.Stats and *stats.Table. Text and
+// Markdown take all but tables in Markdown; CSV takes tables; HTML takes
+// analyze, diff and replay documents (with Options.Plots inline);
+// ChromeTrace takes an analyze report with its timeline; JSON takes any
+// document that encodes as an object and adds schema_version and
+// tool_version to it. A combination without a rendering returns an error
+// wrapping ErrFormat. A new document type adds a case to each renderer's
+// switch (and, for report folders, to report/folder).
 func Render(w io.Writer, f Format, doc any, o Options) error {
 	r, ok := renderers[f]
 	if !ok {

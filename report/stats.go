@@ -1,6 +1,10 @@
 // Package report renders traceaudit's results for people and programs:
-// text for the terminal, Markdown for pull requests and JSON for tools.
-// Plots live in report/plot. Reports never see file formats.
+// text for the terminal, Markdown (with Mermaid charts) for pull requests,
+// a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
+// tables and JSON for tools, one renderer per format behind Render. Names
+// from traces are escaped for each format (escape.go). Plots live in
+// report/plot, report folders in report/folder. Reports never see file
+// formats.
 package report
 
 import (

@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"encoding/xml"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +20,7 @@ import (
 // scripts, Markdown, Mermaid syntax, terminal escapes and line breaks.
 const (
 	esc           = "\x1b"
-	hostileThread = `main <script>document.body.setAttribute("data-pwned","1")</script> ` + esc + "[31mRED" + esc + "[0m"
+	hostileThread = esc + "[31mRED" + esc + "[0m" + `main <script>document.body.setAttribute("data-pwned","1")</script>`
 	hostileRange  = `get batch <img id="pwned" src=x onerror="document.body.setAttribute('data-pwned',1)"> **bold** | pipe [link](javascript:alert(1)) ` + "`tick` ~~s~~ ```fence $x$"
 	hostileKernel = `gemm"]; click A call alert(1) %% <b id="pwned">k</b> ` + esc + "]0;title\x07 next\nline # heading\u202eevil"
 	hostileFile   = "evil <i>x<i> [y](z) `t` | p.json"
@@ -138,6 +141,26 @@ func TestHostileNames(t *testing.T) {
 		if strings.Contains(row, `class="mono"`) && strings.Count(row, "<td") != 4 {
 			t.Errorf("evidence row with %d cells: %s", strings.Count(row, "<td"), row)
 		}
+	}
+
+	// The plots: well-formed SVG.
+	svgs, _ := filepath.Glob(filepath.Join(out, "*.svg"))
+	for _, f := range svgs {
+		b, _ := os.ReadFile(f)
+		d := xml.NewDecoder(bytes.NewReader(b))
+		for {
+			_, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Errorf("%s: %v", filepath.Base(f), err)
+				break
+			}
+		}
+	}
+	if len(svgs) != 4 {
+		t.Errorf("%d SVG plots", len(svgs))
 	}
 
 	// The annotated trace: JSON, names kept without controls.

@@ -21,6 +21,10 @@ func checkReportFolder(t *testing.T, dir string, plots []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) {
+		t.Errorf("report.html: %v", err)
+	}
 	var js map[string]any
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil || json.Unmarshal(b, &js) != nil {
@@ -42,6 +46,9 @@ func checkReportFolder(t *testing.T, dir string, plots []string) string {
 		}
 		if !bytes.Contains(md, []byte("]("+p+".png)")) {
 			t.Errorf("report.md does not link %s.png", p)
+		}
+		if !strings.Contains(section(string(page), `<figure id="plot-`+p+`"`, "</figure>"), "<svg") {
+			t.Errorf("report.html does not show %s inline", p)
 		}
 	}
 	return string(md)
@@ -179,6 +186,14 @@ func TestReplayDryRun(t *testing.T) {
 		if v.Step != nil {
 			t.Errorf("%s has a measured step in a dry run", v.Name)
 		}
+	}
+	dir := filepath.Join(t.TempDir(), "plan")
+	if _, errOut, code := run(t, "replay", "--dry-run", "--out", dir, "fixtures/b0_pageable_sync.nsys.sqlite"); code != 0 {
+		t.Fatalf("--out: exit %d: %s", code, errOut)
+	}
+	checkReportFolder(t, dir, nil)
+	if page, _ := os.ReadFile(filepath.Join(dir, "report.html")); !strings.Contains(string(page), "Dry run: the plan only") || !strings.Contains(string(page), "<td>pinned</td>") {
+		t.Errorf("replay report.html lacks the plan")
 	}
 	if _, errOut, code := run(t, "replay", "--variants", "nope", "--dry-run", "fixtures/b0_pageable_sync.nsys.sqlite"); code != 2 || !strings.Contains(errOut, "unknown variant") {
 		t.Errorf("bad variant: %d %q", code, errOut)
