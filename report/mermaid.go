@@ -163,21 +163,21 @@ func diffCharts(d *compare.Diff) [][]string {
 		[]float64{float64(bs) / div, float64(as) / div}, false)}
 }
 
-// replayCharts show the measured median step of each variant (none in a
-// dry run).
+// replayCharts show the measured mean step of each variant, the figure
+// the replay's speedups compare (none in a dry run).
 func replayCharts(r *replay.Report) [][]string {
 	if r.DryRun || len(r.Variants) == 0 {
 		return nil
 	}
 	var top int64
 	for _, v := range r.Variants {
-		top = max(top, v.StepNSMedian)
+		top = max(top, v.StepNSMean)
 	}
 	unit, div := timeUnit(top)
 	labels := make([]string, len(r.Variants))
 	values := make([]float64, len(r.Variants))
 	for i, v := range r.Variants {
-		labels[i], values[i] = v.Name, float64(v.StepNSMedian)/div
+		labels[i], values[i] = v.Name, float64(v.StepNSMean)/div
 	}
-	return [][]string{mermaidBars("Measured median step per variant ("+unit+")", unit, labels, values, true)}
+	return [][]string{mermaidBars("Measured mean step per variant ("+unit+")", unit, labels, values, true)}
 }
