@@ -44,14 +44,14 @@ func withTimeout(t *testing.T, fn func()) {
 	go func() { defer close(done); fn() }()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-time.After(2 * time.Minute): // a deadlock, not a slow run (the race detector on a busy machine)
 		t.Fatal("gunzip hung")
 	}
 }
 
 func TestGunzipRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewSource(1))
-	for _, n := range []int{0, 1, gunzipBlock - 1, gunzipBlock, gunzipBlock + 1, 7*gunzipBlock + 12345} {
+	for _, n := range []int{0, 1, gunzipBlock - 1, gunzipBlock, gunzipBlock + 1, 3*gunzipBlock + 12345} {
 		data := make([]byte, n)
 		for i := range data {
 			data[i] = "{}[],:\"abc0123 \n"[r.Intn(16)]
