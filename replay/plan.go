@@ -100,8 +100,10 @@ type Step struct {
 	// PinNS is the main thread's time per step copying batches into pinned
 	// memory (aten::pin_memory in the trace): pinning on the main thread.
 	PinNS int64 `json:"pin_ns"`
-	// OSObserved says the trace recorded OS calls: when it did not, the
-	// main thread's munmap time is part of OtherNS.
+	// OSObserved says the trace recorded OS calls. Where the trace shows no
+	// munmap stalls (Munmaps == 0), the main thread's munmap time is part
+	// of OtherNS either way: no profiler records the munmap that glibc's
+	// free() makes internally.
 	OSObserved bool `json:"os_observed"`
 	// Launches, when set, are the launch-bound kernels of the step.
 	Launches *Launches `json:"launches,omitempty"`
