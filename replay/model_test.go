@@ -1,6 +1,15 @@
 package replay
 
-import "testing"
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
+	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
+)
 
 // TestBuildModeFollowsTheLoop: the build that calibrate times, and takes
 // out of the observed data phase, is the one the observed loop does: warm
@@ -64,5 +73,134 @@ func TestOtherBurnLeavesOutTheRealMunmap(t *testing.T) {
 	}
 	if int64(r.otherBurn) != p.Step.OtherNS {
 		t.Errorf("other burn %v of %d ns with nothing unmapped", r.otherBurn, p.Step.OtherNS)
+	}
+}
+
+// workersTimeline is 6 steps of 20 ms: the main thread waits wait ns for
+// the next batch inside the DataLoader's multiprocessing iterator (named
+// iter), copies a 40 MiB pinned batch, computes 10 ms and syncs. pin adds
+// the DataLoader's pin thread (pt_data_pin) with an OS call per step.
+func workersTimeline(t *testing.T, iter string, wait int64, pin bool) *timeline.Timeline {
+	const us, ms = tt.Us, tt.Ms
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	var p timeline.TrackID
+	if pin {
+		p = b.Thread(1, 2, "pt_data_pin")
+	}
+	s := b.Stream(0, 7)
+	for i := range 6 {
+		t0 := int64(i) * 20 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+20*ms)
+		b.Range(h, iter, t0, t0+wait)
+		at := t0 + wait
+		b.Memcpy(h, s, tt.Pinned(40<<20), at, at+20*us, at+20*us, at+800*us)
+		b.Launch(h, s, "step", at+30*us, at+40*us, at+800*us, at+10_800*us)
+		b.API(h, "cudaStreamSynchronize", at+50*us, at+10_810*us)
+		if pin {
+			b.OS(p, "munmap", t0+ms, t0+2*ms)
+		}
+	}
+	return b.Build(t)
+}
+
+// TestWorkersInTheTrace: batches come from DataLoader workers wherever the
+// trace shows them (their iterator, the pin thread), however long the main
+// thread waits; a single-process iterator that long builds its batches.
+// A loop that waits for its workers runs at their pace: the mean step.
+func TestWorkersInTheTrace(t *testing.T) {
+	const multi, single = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+	cases := []struct {
+		iter    string
+		wait    int64
+		pin     bool
+		batches string
+		paced   bool
+	}{
+		{multi, 8 * tt.Ms, false, BatchesWorkers, true},
+		{multi, 50 * tt.Us, false, BatchesWorkers, false},
+		{"get batch", 8 * tt.Ms, true, BatchesWorkers, true},
+		{single, 8 * tt.Ms, false, BatchesMain, false},
+	}
+	for _, c := range cases {
+		p, _ := buildPlan(t, workersTimeline(t, c.iter, c.wait, c.pin))
+		st := p.Step
+		if st.Batches != c.batches || (st.PaceNS > 0) != c.paced || (c.paced && st.PaceNS != p.ObservedStepMeanNS) {
+			t.Errorf("%s waiting %d ns (pin thread %v): batches %q, pace %d ns (mean step %d)", c.iter, c.wait, c.pin, st.Batches, st.PaceNS, p.ObservedStepMeanNS)
+		}
+		obs := p.Variants[0].Plan
+		if c.batches == BatchesWorkers && (obs.Feeders != Feeders || obs.PinOn != PinOnThread) {
+			t.Errorf("%s: observed %+v, want the trace's workers and their pin thread", c.iter, obs)
+		}
+	}
+}
+
+// TestPacedProducers: where the trace's workers set the pace, each
+// producer (feeders and prefetch workers alike) takes Feeders × the pace
+// per batch, staggered; the main thread waits for them instead of burning
+// the observed wait. Unpaced, feeders only move memory, workers burn the
+// data phase, and the main thread keeps the trace's wait.
+func TestPacedProducers(t *testing.T) {
+	p := tiny(BatchesWorkers)
+	r, err := newRig(newFake(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := p.Variants[0].Plan
+	if pr := producerOf(r, obs, 1, Feeders); pr != (producer{}) {
+		t.Errorf("unpaced feeder %+v", pr)
+	}
+	if pr := producerOf(r, Setup{Workers: 3}, 1, 3); pr.extra != r.dataBurn || pr.every != 0 {
+		t.Errorf("unpaced worker %+v, data burn %v", pr, r.dataBurn)
+	}
+	l := &loop{r: r, s: obs}
+	if l.observedWait() != time.Duration(p.Step.DataNS) {
+		t.Errorf("unpaced feeders: wait %v", l.observedWait())
+	}
+	p.Step.PaceNS = 2 * tt.Ms
+	every := time.Duration(Feeders) * 2 * time.Millisecond
+	for _, s := range []Setup{obs, {Workers: 6}} {
+		n := s.Workers + s.Feeders
+		for w := range n {
+			pr := producerOf(r, s, w, n)
+			if pr.every != every || pr.extra != 0 || pr.delay != every*time.Duration(w)/time.Duration(n) {
+				t.Errorf("paced producer %d of %d: %+v", w, n, pr)
+			}
+		}
+		if l := (&loop{r: r, s: s}); l.observedWait() != 0 {
+			t.Errorf("paced %+v: the main thread burns %v", s, l.observedWait())
+		}
+	}
+	// The paced producers of a run keep their period: each one's batches
+	// are at least Feeders × the pace apart.
+	p.Step.PaceNS = 500 * tt.Us
+	every = time.Duration(Feeders) * 500 * time.Microsecond
+	for _, name := range []string{Observed, Pinned} {
+		q := tiny(BatchesWorkers)
+		q.Step.PaceNS = p.Step.PaceNS
+		if name != Observed {
+			if err := q.Select(name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := newRig(newFake(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		made := map[int][]time.Time{}
+		r.hooks.produce = func(w int) { mu.Lock(); made[w] = append(made[w], time.Now()); mu.Unlock() }
+		if _, _, err := r.measure(context.Background(), q.Variants[len(q.Variants)-1].Plan, Options{Steps: 8, Warmup: 1}, func() {}); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		for w, ts := range made {
+			for i := 1; i < len(ts); i++ {
+				if d := ts[i].Sub(ts[i-1]); d < every {
+					t.Errorf("%s: producer %d made batches %v apart, paced at %v", name, w, d, every)
+				}
+			}
+		}
+		mu.Unlock()
 	}
 }

@@ -107,6 +107,18 @@ type Step struct {
 	OSObserved bool `json:"os_observed"`
 	// Launches, when set, are the launch-bound kernels of the step.
 	Launches *Launches `json:"launches,omitempty"`
+	// PaceNS, when set, is the period at which the trace's DataLoader
+	// workers delivered batches: the mean steady step, because the main
+	// thread waited for them (a dataloader-wait finding, info included). A
+	// loop that still waits for its batches in the steady state runs at
+	// its producers' pace, whatever else it spends less time on: fixes of
+	// the main thread's own work (pinning, a copy stream, reused buffers)
+	// leave the step at that pace (calibration run 1: the pinned pair's 4
+	// workers took about 26 ms per batch before and after pin_memory, and
+	// the real fix gained 1.02x where the replay's unpaced producers gave
+	// 1.9x). 0: the trace's workers kept ahead of the loop, or the main
+	// thread builds its batches.
+	PaceNS int64 `json:"pace_ns,omitempty"`
 }
 
 // BatchBytes is the bytes copied host-to-device per step.
@@ -215,6 +227,9 @@ func Build(r *audit.Report) (*Plan, error) {
 			st.OtherNS = max(st.OtherNS-int64(l.Kernels)*(l.IntervalNS-l.KernelNS), 0)
 		}
 	}
+	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
+		st.PaceNS = p.ObservedStepMeanNS
+	}
 	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
@@ -228,10 +243,20 @@ const (
 )
 
 // batchesOf says where the step's batches come from. munmaps says the
-// main thread unmaps batch-sized memory each step.
+// main thread unmaps batch-sized memory each step. What the trace shows of
+// DataLoader workers comes first: their iterator on the main thread
+// (_MultiProcessingDataLoaderIter.__next__), or the threads and processes
+// PyTorch names for them (pt_data_pin, pt_data_worker). Only then does the
+// data phase's length decide: a main thread waiting long for slow workers
+// would otherwise look like one building its batches (the calibration's
+// copy-stream pair: 4 workers, 29 ms of waiting per step, planned as
+// batches built on the main thread).
 func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Step, munmaps bool) string {
 	if st.BatchBytes() == 0 {
 		return ""
+	}
+	if workersInTrace(tl, ix) {
+		return BatchesWorkers
 	}
 	if st.DataNS*BuildGBps >= st.BatchBytes() {
 		return BatchesMain
@@ -239,15 +264,36 @@ func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Step, munmaps bool) s
 	if munmaps {
 		return BatchesWorkers
 	}
+	return BatchesReused
+}
+
+// workerThreads are the names PyTorch gives the DataLoader's pin-memory
+// thread and its worker processes' threads.
+var workerThreads = []string{"pt_data_pin", "pt_data_worker"}
+
+// workersInTrace says whether the trace shows DataLoader workers: their
+// iterator in the main thread's data ranges, or a thread of theirs.
+func workersInTrace(tl *timeline.Timeline, ix *index.Index) bool {
 	if ix.HasMain {
 		for _, i := range tl.Tracks[ix.Main].Events {
 			e := &tl.Events[i]
 			if ix.IsData(e) && strings.Contains(tl.Name(e.Name), "MultiProcessing") {
-				return BatchesWorkers
+				return true
 			}
 		}
 	}
-	return BatchesReused
+	for i := range tl.Tracks {
+		tr := &tl.Tracks[i]
+		if tr.Kind != timeline.TrackHost || len(tr.Events) == 0 {
+			continue
+		}
+		for _, n := range workerThreads {
+			if strings.Contains(tr.Name, n) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // representative is the steady step whose length is the median.
