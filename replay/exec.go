@@ -77,6 +77,12 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)
 	}
+	if r.kernelGPU > 0 || r.buildNS > 0 {
+		if box == nil {
+			box = &Box{}
+		}
+		box.BuildNS, box.UnmapNS, box.KernelNS = max(r.buildNS, 0), max(r.unmapNS, 0), r.kernelGPU.Nanoseconds()
+	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0
 	for i := range p.Variants {

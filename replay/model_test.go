@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -202,5 +203,42 @@ func TestPacedProducers(t *testing.T) {
 			}
 		}
 		mu.Unlock()
+	}
+}
+
+// TestRunReportsWhatTheBoxMeasured: the box carries the back-to-back
+// kernel time of a launch-bound plan (no copies: no bandwidths), and the
+// report says when it is well above the trace's kernels; a batch's build
+// and munmap here come with the bandwidths.
+func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
+	p := launchPlan()
+	box, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (5*time.Microsecond + kernelOverhead).Nanoseconds()
+	if box == nil || box.KernelNS != want || box.Bytes != 0 || box.PageableGBps != 0 {
+		t.Fatalf("box %+v, want kernel %d ns and no copies", box, want)
+	}
+	rep := NewReport(p, "fake", true, 2, box)
+	found := false
+	for _, n := range rep.Notes {
+		found = found || strings.Contains(n, "launch-bound kernel takes 7.00 µs here")
+	}
+	if !found {
+		t.Errorf("notes %q lack the kernel floor", rep.Notes)
+	}
+	if n := kernelNote(&Box{KernelNS: 5_500}, p.Step.Launches); n != "" {
+		t.Errorf("a kernel 10 %% above the trace's noted: %q", n)
+	}
+	q := tiny(BatchesMain)
+	q.Step.Copies[0].Bytes = MmapThreshold
+	q.Step.DataNS = 20_000_000
+	box, err = Run(context.Background(), newFake(), q, Options{Steps: 1, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if box == nil || box.BuildNS <= 0 || box.UnmapNS <= 0 || box.KernelNS != 0 || box.PageableGBps <= 0 {
+		t.Errorf("box %+v, want a fresh batch's build and munmap and the bandwidths", box)
 	}
 }

@@ -77,6 +77,9 @@ func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Repo
 			GPU:        ratio(obs.GPUNSMean, p.ObservedGPUNS),
 		}
 		r.Notes = append(r.Notes, bandwidthNotes(box, p.TraceGBps)...)
+		if n := kernelNote(box, p.Step.Launches); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
 		for _, v := range p.Variants {
 			if v.Note != "" {
