@@ -242,3 +242,21 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 		t.Errorf("box %+v, want a fresh batch's build and munmap and the bandwidths", box)
 	}
 }
+
+// TestProfilerNote: a trace that records thousands of CPU operators per
+// step on the main thread is said to carry the profiler's overhead; a few
+// hundred in a long step are not.
+func TestProfilerNote(t *testing.T) {
+	p, _ := buildPlan(t, launchBoundTimeline(t, true))
+	if p.HostOpsPerStep != 1 {
+		t.Errorf("%d operators per step, want the one pin_memory", p.HostOpsPerStep)
+	}
+	q := &Plan{ObservedStepMeanNS: 73_784_367, HostOpsPerStep: 25_850}
+	if n := profilerNote(q); !strings.Contains(n, "25850 CPU operators per step") || !strings.Contains(n, "25.9 ms") {
+		t.Errorf("note %q", n)
+	}
+	q.HostOpsPerStep = 794 // workers-big: 0.8 ms of a 53 ms step
+	if n := profilerNote(q); n != "" {
+		t.Errorf("note %q for 794 operators in a 74 ms step", n)
+	}
+}

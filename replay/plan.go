@@ -164,6 +164,10 @@ type Plan struct {
 	// Variants are observed first, then one per finding the replay can
 	// fix, then all.
 	Variants []Variant `json:"variants"`
+	// HostOpsPerStep is how many CPU operators the trace recorded on the
+	// main thread per steady step (PyTorch profiler traces; 0 in nsys
+	// exports, which record none).
+	HostOpsPerStep int `json:"host_ops_per_step,omitempty"`
 	// workers is the prefetch-workers pool size (0: from Workers).
 	workers int
 }
@@ -230,6 +234,7 @@ func Build(r *audit.Report) (*Plan, error) {
 	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
+	p.HostOpsPerStep = hostOps(tl, ix)
 	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
@@ -355,6 +360,22 @@ func pinning(tl *timeline.Timeline, ix *index.Index) (data, other int64) {
 	pin := ivl.Union(spans).Intersect(ix.SteadySet)
 	n := int64(len(ix.Steady))
 	return pin.OverlapLen(ix.Buckets[index.Data]) / n, pin.OverlapLen(ix.Buckets[index.Other]) / n
+}
+
+// hostOps is the number of CPU operators recorded on the main thread per
+// steady step.
+func hostOps(tl *timeline.Timeline, ix *index.Index) int {
+	if !ix.HasMain || len(ix.Steady) == 0 {
+		return 0
+	}
+	n := 0
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if e.Kind == timeline.KindOp && ix.InSteady(e.Start) {
+			n++
+		}
+	}
+	return n / len(ix.Steady)
 }
 
 // traceGBps is bytes over GPU time of the host-to-device copies, by kind.

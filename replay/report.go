@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"math"
+
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // Report is the `traceaudit replay --format json` object (design.md).
@@ -26,6 +28,9 @@ type Report struct {
 	// here at the same sizes (null in dry runs).
 	TraceGBps TraceGBps `json:"trace_gbps"`
 	Box       *Box      `json:"box"`
+	// HostOpsPerStep is the CPU operators the trace recorded on the main
+	// thread per steady step (Plan.HostOpsPerStep).
+	HostOpsPerStep int `json:"host_ops_per_step,omitempty"`
 	// Step is the replayed step's plan.
 	Step     Step      `json:"step"`
 	Variants []Variant `json:"variants"`
@@ -67,7 +72,7 @@ func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Report {
 	r := &Report{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
-		TraceGBps: p.TraceGBps, Box: box, Step: p.Step, Variants: p.Variants, Notes: []string{}}
+		TraceGBps: p.TraceGBps, Box: box, HostOpsPerStep: p.HostOpsPerStep, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if measured {
 		r.Steps = steps
 		obs := p.Variants[0]
@@ -78,6 +83,9 @@ func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Repo
 		}
 		r.Notes = append(r.Notes, bandwidthNotes(box, p.TraceGBps)...)
 		if n := kernelNote(box, p.Step.Launches); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
+		if n := profilerNote(p); n != "" {
 			r.Notes = append(r.Notes, n)
 		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
@@ -138,6 +146,30 @@ func fidelityNotes(r *Report) []string {
 		}
 	}
 	return out
+}
+
+// ProfilerOpNS is the least a profiler adds to each CPU operator it
+// records, in ns: a microsecond (run 1 of the calibration: the
+// workers-small pair's data phase took 63.6 ms per step under
+// torch.profiler, which recorded 25,600 operators per step, against about
+// 30 ms unprofiled, 1.3 µs per operator).
+const ProfilerOpNS = 1_000
+
+// profilerNote says when the trace recorded so many CPU operators per step
+// on the main thread that the profiler's own cost per operator is a tenth
+// of the step or more: the replay reproduces the profiled host phases, and
+// fixes that remove host time are measured against a longer step than the
+// unprofiled loop's.
+func profilerNote(p *Plan) string {
+	n := int64(p.HostOpsPerStep)
+	if p.ObservedStepMeanNS <= 0 || 10*n*ProfilerOpNS < p.ObservedStepMeanNS {
+		return ""
+	}
+	return fmt.Sprintf("the trace records %d CPU operators per step on the main thread; at %s or more of profiler overhead each, "+
+		"at least %s of its %s step is the profiler's: the replay reproduces the profiled host phases, so the unprofiled loop's step "+
+		"is likely shorter, and speedups of fixes that remove host time are overestimated by as much (profile fewer steps with "+
+		"record_shapes and with_stack off, or replay an nsys trace)",
+		n, units.Dur(ProfilerOpNS), units.Dur(n*ProfilerOpNS), units.Dur(p.ObservedStepMeanNS))
 }
 
 // pct writes x as a signed percentage difference from 1 ("+12 %").
