@@ -243,19 +243,20 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	}
 }
 
-// TestProfilerNote: a trace that records thousands of CPU operators per
-// step on the main thread is said to carry the profiler's overhead; a few
-// hundred in a long step are not.
+// TestProfilerNote: a trace that records thousands of CPU operators and
+// API calls per step on the main thread is said to carry the profiler's
+// overhead; a few hundred in a long step are not.
 func TestProfilerNote(t *testing.T) {
 	p, _ := buildPlan(t, launchBoundTimeline(t, true))
-	if p.HostOpsPerStep != 1 {
-		t.Errorf("%d operators per step, want the one pin_memory", p.HostOpsPerStep)
+	// Per step: pin_memory, the copy call, 200 launches and the sync.
+	if p.HostEventsPerStep != 1+1+200+1 {
+		t.Errorf("%d operators and API calls per step, want 203", p.HostEventsPerStep)
 	}
-	q := &Plan{ObservedStepMeanNS: 73_784_367, HostOpsPerStep: 25_850}
-	if n := profilerNote(q); !strings.Contains(n, "25850 CPU operators per step") || !strings.Contains(n, "25.9 ms") {
+	q := &Plan{ObservedStepMeanNS: 73_784_367, HostEventsPerStep: 25_850}
+	if n := profilerNote(q); !strings.Contains(n, "25850 CPU operators and API calls per step") || !strings.Contains(n, "25.9 ms") {
 		t.Errorf("note %q", n)
 	}
-	q.HostOpsPerStep = 794 // workers-big: 0.8 ms of a 53 ms step
+	q.HostEventsPerStep = 794 // workers-big: 0.8 ms of a 53 ms step
 	if n := profilerNote(q); n != "" {
 		t.Errorf("note %q for 794 operators in a 74 ms step", n)
 	}

@@ -164,10 +164,10 @@ type Plan struct {
 	// Variants are observed first, then one per finding the replay can
 	// fix, then all.
 	Variants []Variant `json:"variants"`
-	// HostOpsPerStep is how many CPU operators the trace recorded on the
-	// main thread per steady step (PyTorch profiler traces; 0 in nsys
-	// exports, which record none).
-	HostOpsPerStep int `json:"host_ops_per_step,omitempty"`
+	// HostEventsPerStep is how many CPU operators and CUDA API calls the
+	// trace recorded on the main thread per steady step: each costs the
+	// profiler a microsecond or more (ProfilerEventNS).
+	HostEventsPerStep int `json:"host_events_per_step,omitempty"`
 	// workers is the prefetch-workers pool size (0: from Workers).
 	workers int
 }
@@ -234,7 +234,7 @@ func Build(r *audit.Report) (*Plan, error) {
 	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
-	p.HostOpsPerStep = hostOps(tl, ix)
+	p.HostEventsPerStep = hostEvents(tl, ix)
 	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
@@ -362,16 +362,16 @@ func pinning(tl *timeline.Timeline, ix *index.Index) (data, other int64) {
 	return pin.OverlapLen(ix.Buckets[index.Data]) / n, pin.OverlapLen(ix.Buckets[index.Other]) / n
 }
 
-// hostOps is the number of CPU operators recorded on the main thread per
-// steady step.
-func hostOps(tl *timeline.Timeline, ix *index.Index) int {
+// hostEvents is the number of CPU operators and CUDA API calls recorded
+// on the main thread per steady step.
+func hostEvents(tl *timeline.Timeline, ix *index.Index) int {
 	if !ix.HasMain || len(ix.Steady) == 0 {
 		return 0
 	}
 	n := 0
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
-		if e.Kind == timeline.KindOp && ix.InSteady(e.Start) {
+		if (e.Kind == timeline.KindOp || e.Kind == timeline.KindAPI) && ix.InSteady(e.Start) {
 			n++
 		}
 	}
