@@ -71,6 +71,11 @@ type loop struct {
 	// device slot has: a copy into the slot waits for it.
 	slotDone [2]Event
 	seed     byte
+	// recording says the step running is measured; phases sums its main
+	// thread's time by phase since lapAt (lap).
+	recording bool
+	lapAt     time.Time
+	phases    map[string]time.Duration
 }
 
 func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {

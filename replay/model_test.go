@@ -261,3 +261,35 @@ func TestProfilerNote(t *testing.T) {
 		t.Errorf("note %q for 794 operators in a 74 ms step", n)
 	}
 }
+
+// TestPhasesSplitTheStep: each measured variant says where its main
+// thread's step went; the phases are parts of the measured steps.
+func TestPhasesSplitTheStep(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.Step.Copies[0].Bytes = MmapThreshold // fresh, unmapped after its copy
+	p.Step.DataNS = 20_000_000
+	if err := p.Select("pinned-copy-stream"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), newFake(), p, Options{Steps: 3, Warmup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range p.Variants {
+		var sum int64
+		for _, d := range v.PhasesNS {
+			sum += d
+		}
+		if sum <= 0 || sum > v.StepNSMean {
+			t.Errorf("%s: phases %v add up to %d ns of a %d ns mean step", v.Name, v.PhasesNS, sum, v.StepNSMean)
+		}
+		want := []string{PhaseData, PhaseOther, PhaseLaunch, PhaseSync}
+		if v.Name == Observed {
+			want = append(want, PhaseCopy, PhaseRelease)
+		}
+		for _, ph := range want {
+			if _, ok := v.PhasesNS[ph]; !ok {
+				t.Errorf("%s: no %s phase in %v", v.Name, ph, v.PhasesNS)
+			}
+		}
+	}
+}
