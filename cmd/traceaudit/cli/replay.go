@@ -52,6 +52,12 @@ copy bandwidths beside the trace's.
 It needs libcuda.so.1 and an NVIDIA GPU; --dry-run prints the plan anywhere.
 It refuses plans needing more than half the free device memory and frees
 everything on exit and on Ctrl-C.`,
+		Example: `  # the plan, anywhere
+  traceaudit replay --dry-run run.sqlite
+  # on a GPU box: the observed step and every fix the findings call for
+  traceaudit replay run.sqlite
+  # chosen variants, more steps, a report folder with the replay plot
+  traceaudit replay --variants pinned,all --steps 30 --out replay/ run.sqlite`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format, "text", "json", "markdown"); err != nil {
@@ -82,6 +88,8 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
+	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
 	return cmd
 }
