@@ -78,7 +78,10 @@ func TestGPUGraph(t *testing.T) {
 	gh, gd := best(true)
 	kh, kd := best(false)
 	t.Logf("%d kernels of %v: graph launch %v on the host, %v on the GPU; one by one %v on the host, %v on the GPU", n, d, gh, gd, kh, kd)
-	if want := time.Duration(n) * d * 95 / 100; gd < want || kd < want {
+	// Kernels this short run one block, which ends when the GPU's clock has
+	// moved on by d from its start: up to one clock tick (1 µs on some
+	// GPUs) less than d.
+	if want := time.Duration(n) * (d - time.Microsecond); gd < want || kd < want {
 		t.Errorf("GPU time %v (graph) and %v (one by one), want at least %v: not every kernel ran", gd, kd, want)
 	}
 	if gh*5 > kh {
@@ -163,7 +166,7 @@ func TestGPUShortKernelsBackToBack(t *testing.T) {
 			}
 			must(t, x.Destroy())
 			got[i] = best / n
-			if best < n*d {
+			if best < n*max(d-time.Microsecond, 0) { // up to a clock tick short each
 				t.Errorf("%d kernels of %v on %d blocks ran in %v", n, d, blocks, best)
 			}
 		}
