@@ -293,3 +293,19 @@ func TestPhasesSplitTheStep(t *testing.T) {
 		}
 	}
 }
+
+// TestPrefetchWorkersKeepUpWithThePace: where the trace's workers set the
+// pace, the prefetch-workers pool is at least what keeps up with their
+// per-batch time (Feeders × the pace), whatever a smaller recommendation.
+func TestPrefetchWorkersKeepUpWithThePace(t *testing.T) {
+	p := tiny(BatchesWorkers)
+	p.ObservedStepMeanNS, p.Step.DataNS, p.workers = 27_200_000, 1_560_000, 2
+	if n := p.prefetchWorkers(); n != 2 {
+		t.Errorf("unpaced: %d workers, want the recommended 2", n)
+	}
+	p.Step.PaceNS = 27_200_000
+	// 4 × 27.2 ms per batch over the 25.6 ms the step leaves: 5 + 1.
+	if n := p.prefetchWorkers(); n != 6 {
+		t.Errorf("paced: %d workers, want 6", n)
+	}
+}

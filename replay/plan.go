@@ -174,11 +174,22 @@ type Plan struct {
 
 // prefetchWorkers is the prefetch-workers pool size: the dataloader-wait
 // finding's recommendation where there is one, else design.md's formula.
+// Where the trace's own workers set the pace (PaceNS), each of them took
+// Feeders × the pace per batch (design.md: with W workers running, t_batch
+// ≈ W × the mean step), and the pool is at least what keeps up with that:
+// ceil(t_batch / max(step - t_data, step / 20)) + 1.
 func (p *Plan) prefetchWorkers() int {
-	if p.workers > 0 {
-		return p.workers
+	n := p.workers
+	if n <= 0 {
+		n = Workers(&p.Step, p.ObservedStepNS)
 	}
-	return Workers(&p.Step, p.ObservedStepNS)
+	if pace := p.Step.PaceNS; pace > 0 {
+		step := p.ObservedStepMeanNS
+		rest := max(step-p.Step.DataNS, step/20, 1)
+		batch := int64(Feeders) * pace
+		n = max(n, int((batch+rest-1)/rest)+1)
+	}
+	return n
 }
 
 // Build makes the plan of a trace from its analysis.
