@@ -110,8 +110,11 @@ func TestInputBoundSteps(t *testing.T) {
 	if cs == nil || cs.WastedNS != 10*ms-10*us {
 		t.Errorf("copy-compute-serial %+v", cs)
 	}
-	if why := notObservable(r, "munmap-stall"); why != "" {
-		t.Errorf("munmap-stall should be observable in a synthetic trace with OS calls: %s", why)
+	// OS calls are traced, but a 64 MiB pageable batch copied each step with
+	// no munmap in sight is what glibc's free() unmaps where nsys cannot
+	// see: munmap-stall says it cannot judge rather than "no stall".
+	if why := notObservable(r, "munmap-stall"); !strings.Contains(why, "inside glibc's free()") {
+		t.Errorf("munmap-stall on 64 MiB pageable batches without a munmap: %q", why)
 	}
 }
 
