@@ -155,6 +155,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		}
 	}
 	linkCorrelations(b.events)
+	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
 		Source:   b.src,
@@ -170,6 +171,28 @@ func (b *Builder) Build() (*Timeline, error) {
 		return nil, err
 	}
 	return tl, nil
+}
+
+// markGraphWork flags the GPU work that a graph launch (cudaGraphLaunch,
+// hipGraphLaunch) ran as graph work: in Chrome traces each kernel of a
+// replayed graph carries the graph launch's correlation id.
+func markGraphWork(ev []Event, names []string) {
+	graph := map[NameID]bool{}
+	for i := range ev {
+		e := &ev[i]
+		if e.Link < 0 || !e.Kind.IsGPUWork() {
+			continue
+		}
+		api := ev[e.Link].Name
+		is, ok := graph[api]
+		if !ok {
+			is = int(api) < len(names) && IsGraphLaunch(names[api])
+			graph[api] = is
+		}
+		if is {
+			e.Flags |= FlagGraph
+		}
+	}
 }
 
 // Before orders events by start, then the longer first (so an enclosing

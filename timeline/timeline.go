@@ -154,6 +154,10 @@ const (
 	// FlagOpenEnd marks an event whose end the input did not record (an
 	// unclosed range); End was set to the end of the capture.
 	FlagOpenEnd
+	// FlagGraphExec marks a kernel row that is a whole CUDA graph execution
+	// (nsys CUPTI_ACTIVITY_KIND_GRAPH_TRACE), not one kernel: it counts as
+	// GPU busy time but not as a kernel. Such rows also carry FlagGraph.
+	FlagGraphExec
 )
 
 // Event is one thing that happened, on one track, over [Start, End).

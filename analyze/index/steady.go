@@ -1,0 +1,354 @@
+package index
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// Thresholds of the not-steady checks.
+const (
+	// MinPauseNS is the shortest interactive or one-off pause (getc, a read
+	// of standard input, a sleep) that takes a step out of the steady state.
+	MinPauseNS = 1_000_000_000
+	// StartupShare: a single-step window is start-up when one-time work
+	// (lazy CUDA/cuDNN initialisation, module loading, JIT compilation,
+	// warm-up phases) covers at least this share of it.
+	StartupShare = 0.5
+	// MinLazyCallNS is the shortest API call counted as one-time start-up
+	// work: a launch, allocation or query that takes this long loads
+	// modules or initialises the context.
+	MinLazyCallNS = 1_000_000
+	// CaptureShare: a window is a CUDA graph capture when capturing takes
+	// at least this share of it, or when it records more launches into
+	// graphs than kernels run.
+	CaptureShare = 0.2
+)
+
+// steadiness checks that the steady steps are a steady loop, removing
+// steps that hold an interactive or one-off pause, and returns why not
+// (with what to capture instead), or "".
+func (ix *Index) steadiness() string {
+	if why := ix.dropPauses(); why != "" && len(ix.Steady) == 0 {
+		return why + "; " + ix.captureAdvice()
+	}
+	if len(ix.Steady) == 0 {
+		return "no step holds GPU work: " + ix.captureAdvice()
+	}
+	if why := ix.captureWhy(); why != "" {
+		return why
+	}
+	if len(ix.Steady) > 1 {
+		return ""
+	}
+	s := ix.Steady[0]
+	if why := ix.startupWhy(s); why != "" {
+		return why + "; " + ix.captureAdvice()
+	}
+	if !ix.gpuRepeats(s.Start, s.End) {
+		return "the window holds no repeated step with GPU work (its GPU work does not repeat: a one-off run, not a loop); " + ix.captureAdvice()
+	}
+	return ""
+}
+
+// captureAdvice says what to capture instead of a window that is not a
+// steady loop.
+func (ix *Index) captureAdvice() string {
+	if ix.PyTorch {
+		return "profile several training steps after warm-up, e.g. torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=2, active=3)) with prof.step() each iteration"
+	}
+	return "capture several iterations of the main loop after start-up, e.g. cudaProfilerStart()/cudaProfilerStop() around them and nsys profile --capture-range=cudaProfilerApi"
+}
+
+// pausePattern names calls that wait for a person or sleep: reads of
+// standard input and sleeps.
+var pausePattern = regexp.MustCompile(`^(getc|fgetc|getchar|_IO_getc|getline|getdelim|fgets|gets|scanf|__isoc99_scanf|fscanf|sleep|usleep|nanosleep|clock_nanosleep|pause|sigsuspend|sigwait|sigwaitinfo)$|^<built-in function (input|sleep)>$|^(builtins\.input|time\.sleep)$`)
+
+// IsPause reports whether a host call or operator of that name waits for a
+// person or sleeps (getc, scanf, Python's input(), sleep, nanosleep).
+func IsPause(name string) bool { return pausePattern.MatchString(name) }
+
+// dropPauses removes from Steady the steps in which the main thread spends
+// MinPauseNS or more in one pause, and says what the longest was.
+func (ix *Index) dropPauses() string {
+	if !ix.HasMain {
+		return ""
+	}
+	tl := ix.TL
+	var pauses []ivl.Interval
+	var longest *timeline.Event
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if e.Dur() < MinPauseNS || (e.Kind != timeline.KindOS && e.Kind != timeline.KindOp && e.Kind != timeline.KindAPI) {
+			continue
+		}
+		if !IsPause(tl.Name(e.Name)) {
+			continue
+		}
+		pauses = append(pauses, ivl.Interval{Start: e.Start, End: e.End})
+		if longest == nil || e.Dur() > longest.Dur() {
+			longest = e
+		}
+	}
+	if longest == nil {
+		return ""
+	}
+	set := ivl.Union(pauses)
+	n := len(ix.Steady)
+	ix.Steady = slices.DeleteFunc(ix.Steady, func(s Step) bool { return set.Covered(s.Start, s.End) > 0 })
+	if len(ix.Steady) == n {
+		return ""
+	}
+	ix.PausedSteps = n - len(ix.Steady)
+	return fmt.Sprintf("the window holds a %s pause in %s (waiting for input or sleeping), not steady work", units.Dur(longest.Dur()), tl.Name(longest.Name))
+}
+
+// captureWhy says whether the steady steps capture CUDA/HIP graphs rather
+// than run them: capturing (cudaStreamBeginCapture to EndCapture, graph
+// instantiation) takes CaptureShare of the window or more, or more launches
+// are recorded into graphs than kernels run.
+func (ix *Index) captureWhy() string {
+	if !ix.HasMain {
+		return ""
+	}
+	tl := ix.TL
+	pid := tl.Tracks[ix.Main].PID
+	steady := ix.steadySet()
+	var spans []ivl.Interval
+	captured := 0
+	for t := range tl.Tracks {
+		tr := &tl.Tracks[t]
+		if tr.Kind != timeline.TrackHost || tr.PID != pid {
+			continue
+		}
+		begin := int64(-1)
+		for _, i := range tr.Events {
+			e := &tl.Events[i]
+			if e.Kind != timeline.KindAPI {
+				continue
+			}
+			name := timeline.BaseAPIName(tl.Name(e.Name))
+			switch {
+			case strings.HasSuffix(name, "BeginCapture") || strings.HasSuffix(name, "BeginCaptureToGraph"):
+				begin = e.Start
+			case strings.HasSuffix(name, "EndCapture"):
+				if begin >= 0 {
+					spans = append(spans, ivl.Interval{Start: begin, End: e.End})
+				}
+				begin = -1
+			case strings.Contains(name, "GraphInstantiate"):
+				spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
+			case begin >= 0 && e.API == timeline.APILaunch && !timeline.IsGraphLaunch(name) && steady.Contains(e.Start):
+				captured++
+			}
+		}
+	}
+	if len(spans) == 0 {
+		return ""
+	}
+	capture := ivl.Union(spans).OverlapLen(steady)
+	kernels := 0
+	for i := range tl.Events {
+		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) && steady.Contains(e.Start) {
+			kernels++
+		}
+	}
+	if capture == 0 || (float64(capture) < CaptureShare*float64(steady.Len()) && captured <= kernels) {
+		return ""
+	}
+	advice := "profile the steps that replay the graphs, after capture (a profiler schedule that starts after the warm-up iterations that capture)"
+	if !ix.PyTorch {
+		advice = "capture the iterations that launch the instantiated graphs (cudaGraphLaunch), after the capture"
+	}
+	return fmt.Sprintf("the window is a CUDA/HIP graph capture (%d launches recorded into graphs, %d kernels run; capturing takes %s of it), not the replay; %s",
+		captured, kernels, units.Pct(float64(capture)/float64(max(steady.Len(), 1))), advice)
+}
+
+// startupPattern names ranges and operators of one-time work: warm-up
+// phases, JIT compilation, autotuning, initialisation, module loading.
+var startupPattern = regexp.MustCompile(`(?i)warm-?up|compil|nvrtc|autotun|(^|[^a-z])init|initiali[sz]|lazy.?load|module.?load|load.?library`)
+
+// lazyAPIPattern names API calls that set up the context or load code.
+var lazyAPIPattern = regexp.MustCompile(`^(cuInit|cuCtxCreate|cuDevicePrimaryCtxRetain|cudaSetDevice|cuModuleLoad.*|cuLibraryLoad.*|hipModuleLoad.*|cuModuleGetFunction|cuLibraryGetKernel|cudaGetDeviceProperties.*|hipGetDeviceProperties.*|cudaDeviceGetStreamPriorityRange|cudaStreamCreate.*|hipStreamCreate.*|cudaGetDeviceCount|hipGetDeviceCount|cudaDriverGetVersion|cudaRuntimeGetVersion)$`)
+
+// startupWhy says whether one-time start-up work covers StartupShare of
+// step s or more: on the main process's threads, ranges and operators
+// named for warm-up, compilation or initialisation, context set-up and
+// module-loading calls, and launches or allocations of MinLazyCallNS or
+// more while no kernel runs (lazy module loading).
+func (ix *Index) startupWhy(s Step) string {
+	if !ix.HasMain {
+		return ""
+	}
+	tl := ix.TL
+	pid := tl.Tracks[ix.Main].PID
+	kernels := ix.Kernels
+	var spans []ivl.Interval
+	byName := map[string]int64{}
+	for t := range tl.Tracks {
+		tr := &tl.Tracks[t]
+		if tr.Kind != timeline.TrackHost || tr.PID != pid {
+			continue
+		}
+		seen := map[timeline.NameID]bool{}
+		for _, i := range tr.Events {
+			e := &tl.Events[i]
+			first := e.Kind == timeline.KindAPI && !seen[e.Name]
+			seen[e.Name] = true
+			if e.End <= s.Start || e.Start >= s.End || !ix.oneTime(e, first, kernels) {
+				continue
+			}
+			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
+			byName[timeline.BaseAPIName(tl.Name(e.Name))] += e.Dur()
+		}
+	}
+	got := ivl.Union(spans).Covered(s.Start, s.End)
+	if float64(got) < StartupShare*float64(s.Dur()) {
+		return ""
+	}
+	type nt struct {
+		name string
+		ns   int64
+	}
+	var top []nt
+	for n, v := range byName {
+		top = append(top, nt{n, v})
+	}
+	slices.SortFunc(top, func(a, b nt) int {
+		if a.ns != b.ns {
+			if a.ns > b.ns {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var parts []string
+	for i, x := range top {
+		if i == 3 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", units.Clip(x.name, 60), units.Dur(x.ns)))
+	}
+	return fmt.Sprintf("the window is dominated by one-time start-up (%s of %s in initialisation, module loading, compilation or warm-up: %s)",
+		units.Dur(got), units.Dur(s.Dur()), strings.Join(parts, ", "))
+}
+
+// oneTime reports whether host event e is one-time start-up work; first
+// says whether e is its thread's first call of that name.
+func (ix *Index) oneTime(e *timeline.Event, first bool, kernels ivl.Set) bool {
+	tl := ix.TL
+	switch e.Kind {
+	case timeline.KindRange, timeline.KindOp:
+		// Python frames (with_stack) are named by file and function, and
+		// a file such as vllm/compilation/decorators.py runs every call.
+		name := tl.Name(e.Name)
+		return !strings.Contains(name, ".py(") && !strings.HasPrefix(name, "<built-in") && startupPattern.MatchString(name)
+	case timeline.KindAPI:
+		if e.Dur() < MinLazyCallNS || e.API == timeline.APISync || e.API.IsCopy() {
+			return false
+		}
+		idle := kernels.Covered(e.Start, e.End) < e.Dur()/10
+		switch {
+		case lazyAPIPattern.MatchString(timeline.BaseAPIName(tl.Name(e.Name))):
+			return true
+		case e.API == timeline.APIAlloc:
+			// The first allocation or free of a thread creates the context
+			// (the cudaFree(0) idiom) or the allocator's pools; later ones
+			// are allocator churn (alloc-churn), not start-up.
+			return first && idle
+		}
+		// A launch or query that takes milliseconds while the GPU computes
+		// nothing loads modules or initialises the context.
+		return idle
+	}
+	return false
+}
+
+// gpuRepeats reports whether the GPU work in [lo, hi) on the analysed
+// devices holds a block of consecutive items (kernels, copies, memsets, by
+// name) repeated at least minRepeats times in a row: in start order over
+// all streams, or on one stream. Candidate block lengths are the most
+// common distances between two runs of the same item. Cost: O(n).
+func (ix *Index) gpuRepeats(lo, hi int64) bool {
+	tl := ix.TL
+	all := []timeline.NameID{}
+	perStream := map[timeline.TrackID][]timeline.NameID{}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if !e.Kind.IsGPUWork() || e.Start < lo || e.Start >= hi || !ix.OnDevices(e) {
+			continue
+		}
+		all = append(all, e.Name)
+		perStream[e.Track] = append(perStream[e.Track], e.Name)
+	}
+	if repeats(all) {
+		return true
+	}
+	for _, seq := range perStream {
+		if repeats(seq) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeats reports whether seq holds a block of p items repeated at least
+// minRepeats times in a row, for p among the 8 most common distances
+// between equal items.
+func repeats(seq []timeline.NameID) bool {
+	if len(seq) < minRepeats {
+		return false
+	}
+	last := map[timeline.NameID]int{}
+	hist := map[int]int{}
+	for i, id := range seq {
+		if j, ok := last[id]; ok {
+			hist[i-j]++
+		}
+		last[id] = i
+	}
+	type dc struct{ d, n int }
+	var ds []dc
+	for d, n := range hist {
+		if d*minRepeats <= len(seq) {
+			ds = append(ds, dc{d, n})
+		}
+	}
+	slices.SortFunc(ds, func(a, b dc) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return a.d - b.d
+	})
+	for k, c := range ds {
+		if k == 8 {
+			break
+		}
+		p, run := c.d, 0
+		for i := 0; i+p < len(seq); i++ {
+			if seq[i] != seq[i+p] {
+				run = 0
+				continue
+			}
+			if run++; run >= (minRepeats-1)*p {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// steadySet is the union of the current steady steps.
+func (ix *Index) steadySet() ivl.Set {
+	ivs := make([]ivl.Interval, len(ix.Steady))
+	for i, s := range ix.Steady {
+		ivs[i] = ivl.Interval{Start: s.Start, End: s.End}
+	}
+	return ivl.Union(ivs)
+}
