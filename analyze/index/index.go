@@ -101,6 +101,9 @@ type Index struct {
 	// PreWindowNS is the time cut from the start of the first step, where
 	// the main thread waited for GPU work queued before the window.
 	PreWindowNS int64
+	// LoopOnly says the window step was narrowed to the run of repeated
+	// GPU work (the loop), leaving out one-time work before and after it.
+	LoopOnly bool
 	// PausedSteps counts steps left out of the steady state because the
 	// main thread paused in them for a second or more (getc, sleep).
 	PausedSteps int

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"math"
 	"slices"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -31,8 +32,10 @@ func (ix *Index) dropIdleSteps(steps []Step) []Step {
 // paceByGPU re-cuts host steps by the GPU work each launched when the GPU
 // runs behind the host by more than GPULagShare of a step: step k then
 // runs from the start of the first GPU work host step k launched to the
-// start of step k+1's, the last to the end of its work. It reports the
-// median lag as a share of the median host step (0 when not paced).
+// start of step k+1's; the last runs to the end of its work, at most one
+// median step long (its tail overlaps where the next step would have
+// started). It reports the median lag as a share of the median host step
+// (0 when not paced).
 func (ix *Index) paceByGPU(steps []Step) ([]Step, float64) {
 	if len(steps) == 0 {
 		return steps, 0
@@ -55,11 +58,16 @@ func (ix *Index) paceByGPU(steps []Step) ([]Step, float64) {
 		return steps, 0
 	}
 	out := make([]Step, len(steps))
+	periods := make([]int64, 0, len(steps))
 	for k, s := range steps {
 		out[k] = Step{Name: s.Name, Start: firsts[k], End: lasts[k]}
 		if k+1 < len(steps) {
 			out[k].End = max(firsts[k+1], firsts[k]+1)
+			periods = append(periods, out[k].End-out[k].Start)
 		}
+	}
+	if n := len(out); n >= 2 {
+		out[n-1].End = min(out[n-1].End, out[n-1].Start+median(periods))
 	}
 	return out, lag
 }
@@ -118,24 +126,32 @@ func (ix *Index) preWindowEnd() int64 {
 
 // markEnds flags the first step as start-up when it runs longer than
 // StartupFactor times every other step, and, for repeated-range loops, the
-// last as the loop's end when it does, or when it lacks a range every
-// other cycle has. Comparing with every other step (not their median)
-// keeps both halves of a bimodal loop (steps of 115, 118, 1015, 1068 ms).
+// last as the loop's end when it does, when it runs shorter than every
+// other step by that factor (a cycle cut short: the loop ended), or when
+// it lacks a range every other cycle has. Comparing with every other step
+// (not their median) keeps both halves of a bimodal loop (steps of 115,
+// 118, 1015, 1068 ms).
 func markEnds(steps []Step, repeated, lastIncomplete bool) {
 	n := len(steps)
-	longer := func(k int) bool {
-		var m int64
+	others := func(k int) (lo, hi int64) {
+		lo = math.MaxInt64
 		for j, s := range steps {
 			if j != k {
-				m = max(m, s.Dur())
+				lo, hi = min(lo, s.Dur()), max(hi, s.Dur())
 			}
 		}
-		return float64(steps[k].Dur()) > StartupFactor*float64(m)
+		return lo, hi
 	}
-	if n >= 2 && longer(0) {
-		steps[0].Startup = true
+	if n >= 2 {
+		if _, hi := others(0); float64(steps[0].Dur()) > StartupFactor*float64(hi) {
+			steps[0].Startup = true
+		}
 	}
-	if repeated && n >= minRepeats && (lastIncomplete || longer(n-1)) {
-		steps[n-1].Teardown = true
+	if repeated && n >= minRepeats {
+		lo, hi := others(n - 1)
+		d := float64(steps[n-1].Dur())
+		if lastIncomplete || d > StartupFactor*float64(hi) || StartupFactor*d < float64(lo) {
+			steps[n-1].Teardown = true
+		}
 	}
 }

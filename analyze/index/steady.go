@@ -50,7 +50,7 @@ func (ix *Index) steadiness() string {
 	if why := ix.startupWhy(s); why != "" {
 		return why + "; " + ix.captureAdvice()
 	}
-	if !ix.gpuRepeats(s.Start, s.End) {
+	if _, _, ok := ix.gpuRepeats(s.Start, s.End); !ok {
 		return "the window holds no repeated step with GPU work (its GPU work does not repeat: a one-off run, not a loop); " + ix.captureAdvice()
 	}
 	return ""
@@ -272,52 +272,92 @@ func (ix *Index) oneTime(e *timeline.Event, first bool, kernels ivl.Set) bool {
 
 // gpuRepeats reports whether the GPU work in [lo, hi) on the analysed
 // devices holds a block of consecutive items (kernels, copies, memsets, by
-// name) repeated at least minRepeats times in a row: in start order over
-// all streams, or on one stream. Candidate block lengths are the most
-// common distances between two runs of the same item. Cost: O(n).
-func (ix *Index) gpuRepeats(lo, hi int64) bool {
+// name) repeated at least minRepeats times in a row, in start order over
+// all streams or on one stream, and returns the span of the longest such
+// run: from the start of the launch call of its first item to the end of
+// its last item. Candidate block lengths are the most common distances
+// between two runs of the same item. Cost: O(n).
+func (ix *Index) gpuRepeats(lo, hi int64) (start, end int64, ok bool) {
+	start, end, ok, _ = ix.repeatedRun(lo, hi)
+	return start, end, ok
+}
+
+// loopRegion is the span of the run of repeated GPU work in [lo, hi) when
+// its repeated block holds a kernel and the run holds at least half of the
+// GPU's busy time there: the loop, without one-time set-up and read-back
+// around it.
+func (ix *Index) loopRegion(lo, hi int64) (start, end int64, ok bool) {
+	start, end, ok, kernel := ix.repeatedRun(lo, hi)
+	if !ok || !kernel || 2*ix.Work.Covered(start, end) < ix.Work.Covered(lo, hi) {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// repeatedRun is gpuRepeats, also saying whether the repeated block holds
+// a kernel.
+func (ix *Index) repeatedRun(lo, hi int64) (start, end int64, ok, kernel bool) {
 	tl := ix.TL
-	all := []timeline.NameID{}
-	perStream := map[timeline.TrackID][]timeline.NameID{}
+	var all []int32
+	perStream := map[timeline.TrackID][]int32{}
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() || e.Start < lo || e.Start >= hi || !ix.OnDevices(e) {
 			continue
 		}
-		all = append(all, e.Name)
-		perStream[e.Track] = append(perStream[e.Track], e.Name)
+		all = append(all, int32(i))
+		perStream[e.Track] = append(perStream[e.Track], int32(i))
 	}
-	if repeats(all) {
-		return true
-	}
-	for _, seq := range perStream {
-		if repeats(seq) {
-			return true
+	best := int64(-1)
+	consider := func(items []int32) {
+		from, to, p, found := repeats(tl, items)
+		if !found {
+			return
+		}
+		s, e := tl.Events[items[from]].Start, int64(0)
+		if l := tl.Events[items[from]].Link; l >= 0 {
+			s = min(s, tl.Events[l].Start)
+		}
+		for _, i := range items[from:to] {
+			e = max(e, tl.Events[i].End)
+		}
+		if e-s > best {
+			best, start, end, ok, kernel = e-s, max(s, lo), min(e, hi), true, false
+			for _, i := range items[from : from+p] {
+				kernel = kernel || tl.Events[i].Kind == timeline.KindKernel
+			}
 		}
 	}
-	return false
+	consider(all)
+	for _, items := range perStream {
+		consider(items)
+	}
+	return start, end, ok, kernel
 }
 
-// repeats reports whether seq holds a block of p items repeated at least
-// minRepeats times in a row, for p among the 8 most common distances
-// between equal items.
-func repeats(seq []timeline.NameID) bool {
-	if len(seq) < minRepeats {
-		return false
+// repeats finds in items (events in start order) the longest run in which
+// a block of p items repeats at least minRepeats times in a row, for p
+// among the 8 most common distances between equal names, and returns the
+// run as positions [from, to) and the block length p.
+func repeats(tl *timeline.Timeline, items []int32) (from, to, p int, ok bool) {
+	n := len(items)
+	if n < minRepeats {
+		return 0, 0, 0, false
 	}
+	name := func(k int) timeline.NameID { return tl.Events[items[k]].Name }
 	last := map[timeline.NameID]int{}
 	hist := map[int]int{}
-	for i, id := range seq {
-		if j, ok := last[id]; ok {
-			hist[i-j]++
+	for k := range items {
+		if j, seen := last[name(k)]; seen {
+			hist[k-j]++
 		}
-		last[id] = i
+		last[name(k)] = k
 	}
 	type dc struct{ d, n int }
 	var ds []dc
-	for d, n := range hist {
-		if d*minRepeats <= len(seq) {
-			ds = append(ds, dc{d, n})
+	for d, c := range hist {
+		if d*minRepeats <= n {
+			ds = append(ds, dc{d, c})
 		}
 	}
 	slices.SortFunc(ds, func(a, b dc) int {
@@ -326,22 +366,24 @@ func repeats(seq []timeline.NameID) bool {
 		}
 		return a.d - b.d
 	})
+	bestLen := 0
 	for k, c := range ds {
 		if k == 8 {
 			break
 		}
-		p, run := c.d, 0
-		for i := 0; i+p < len(seq); i++ {
-			if seq[i] != seq[i+p] {
-				run = 0
+		d, runStart := c.d, 0
+		for i := 0; i <= n-d; i++ {
+			if i < n-d && name(i) == name(i+d) {
 				continue
 			}
-			if run++; run >= (minRepeats-1)*p {
-				return true
+			// A run of matches over [runStart, i) covers items [runStart, i+d).
+			if i-runStart >= (minRepeats-1)*d && i+d-runStart > bestLen {
+				from, to, p, bestLen, ok = runStart, i+d, d, i+d-runStart, true
 			}
+			runStart = i + 1
 		}
 	}
-	return false
+	return from, to, p, ok
 }
 
 // steadySet is the union of the current steady steps.

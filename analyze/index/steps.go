@@ -86,6 +86,13 @@ func (ix *Index) findSteps(p picked) {
 		if glo, ghi := gpuSpan(tl); ghi > glo {
 			lo, hi = glo, ghi
 		}
+		// Where the GPU work repeats, the loop it repeats in is the
+		// steady state: one-time set-up copies before it and read-backs
+		// after it are not judged per step.
+		if rlo, rhi, ok := ix.loopRegion(lo, hi); ok {
+			lo, hi = rlo, rhi
+			ix.LoopOnly = true
+		}
 		if hi > lo {
 			steps = []Step{{Start: lo, End: hi}}
 		}
