@@ -11,12 +11,13 @@ import (
 // optimizer step, gradient kernels.
 var trainingPattern = regexp.MustCompile(`(?i)backward|optimizer|autograd::engine|wgrad|dgrad|\bsgd\b|adam`)
 
-// program says whether tl comes from a PyTorch program (a Kineto Chrome
-// trace; Python or PyTorch threads; ATen operators, ranges or kernels) and
+// program says whether tl comes from a PyTorch program (recorded by the
+// PyTorch profiler; Python or PyTorch threads; ATen operators, ranges or
+// kernels) and
 // whether it trains (a backward pass or an optimizer step). Cost: O(names
 // + tracks).
 func program(tl *timeline.Timeline) (pytorch, training bool) {
-	pytorch = tl.Source.Format == "chrome-trace"
+	pytorch = tl.Observed.CanAnnotations || tl.Observed.HostOps || tl.Observed.DataLoader
 	for _, t := range tl.Tracks {
 		if t.Kind == timeline.TrackHost && (strings.HasPrefix(t.Name, "python") || strings.HasPrefix(t.Name, "pt_")) {
 			pytorch = true

@@ -134,9 +134,10 @@ func run(p *analyze.Pass) (any, error) {
     prefetch_factor=2,
 )`, workers)
 	case advice.Inference:
-		f.Fix = fmt.Sprintf("The main thread waits for its next input %s of each %s step while the GPU idles. Prepare inputs ahead: "+
-			"build the next input's tensors in %d worker processes or a background thread while the GPU runs the current one, "+
-			"and hand them over in pinned memory.", units.Dur(per), units.Dur(stepNS), workers)
+		f.Fix = workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
+			fmt.Sprintf("The main thread waits for its next input %s of each %s step while the GPU idles. Prepare inputs ahead: "+
+				"build the next input's tensors in %d worker processes or a background thread while the GPU runs the current one, "+
+				"and hand them over in pinned memory.", units.Dur(per), units.Dur(stepNS), workers)
 		f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(inputs, batch_size=None,
                                      num_workers=%d, pin_memory=True)   # inputs prepared ahead
 with torch.inference_mode():
@@ -156,25 +157,31 @@ cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 // and when the stalls recur every W-th step, from the W workers that
 // already run.
 func trainingFix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
-	base := fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
-		"The main thread waits %s of each %s step; one batch takes about %s to build, so %d workers keep up "+
-		"(a pool of N keeps up when t_batch / N is at most the rest of the step). pin_memory=True makes the copy asynchronous "+
-		"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), workers)
+	return workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
+		fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
+			"The main thread waits %s of each %s step; one batch takes about %s to build, so %d workers keep up "+
+			"(a pool of N keeps up when t_batch / N is at most the rest of the step). pin_memory=True makes the copy asynchronous "+
+			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), workers)
+}
+
+// workersPrefix says what the run's workers already do when the waits show
+// that workers run: never advise fewer than the run already has.
+func workersPrefix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
 	switch {
 	case running > 0 && exact:
 		return fmt.Sprintf("The stalls recur every %d steps: %d DataLoader workers already run and each needs about %d steps (%s) "+
 			"per batch. Raise num_workers to %d, make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise "+
-			"prefetch_factor. ", running, running, running, units.Dur(tBatch), workers) + base
+			"prefetch_factor. ", running, running, running, units.Dur(tBatch), workers)
 	case running > 0:
 		return fmt.Sprintf("One step in %d or more stalls: at least %d DataLoader workers already run and each needs about %s "+
 			"per batch. Raise num_workers to %d or more, make __getitem__ cheaper, or raise prefetch_factor. ", running, running,
-			units.Dur(tBatch), workers) + base
+			units.Dur(tBatch), workers)
 	case multi:
 		return "The DataLoader already uses worker processes but they do not keep up: raise num_workers by at least " +
 			fmt.Sprintf("%.1fx (t_step / (t_step - t_data)), ", float64(stepNS)/float64(max(stepNS-per, stepNS/20))) +
-			"make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise prefetch_factor. " + base
+			"make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise prefetch_factor. "
 	}
-	return base
+	return ""
 }
 
 // StallPeriod reads the per-step data waits of the steady steps: when the

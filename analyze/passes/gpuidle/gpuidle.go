@@ -210,7 +210,7 @@ cudaGraphLaunch(exec, stream);  /* each iteration: one launch */`)
 	share := units.Pct(float64(s[top]) / float64(total))
 	switch top {
 	case hostact.DataRange:
-		return "Most idle gaps (" + share + ") are spent waiting for the next input on the host (see dataloader-wait): " +
+		return "Most idle gaps (" + share + ") are spent waiting for the next batch on the host (see dataloader-wait): " +
 				prog.Pick("load data in DataLoader worker processes so batches are ready when the GPU needs them.",
 					"prepare inputs ahead of the GPU (worker processes or a background thread building the next input's tensors).",
 					"load the next batch on another thread while the GPU computes (double buffering)."),

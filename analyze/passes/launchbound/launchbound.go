@@ -19,10 +19,8 @@ const (
 	MinKernelsPerStep = 20
 	MaxMedianNS       = 20_000
 	// MaxLaunchLagNS: a gap counts only when the next kernel's launch call
-	// began within this long after the GPU ran dry, or within twice the
-	// host's median time from one launch call to the next, whichever is
-	// longer (the host was busy dispatching and launching, not away doing
-	// something else).
+	// began within this long after the GPU ran dry (the host was busy
+	// dispatching and launching, not away doing something else).
 	MaxLaunchLagNS = 100_000
 	// GraphGapNS is the gap that remains between kernels replayed from a
 	// CUDA graph: the residual of the fix.
@@ -38,11 +36,11 @@ median kernel time under 20 µs, each launched by its own API call (kernels
 replayed from CUDA graphs, launched by cudaGraphLaunch or hipGraphLaunch, do
 not count). It counts the idle time between consecutive such kernels when
 the next kernel's launch call had not returned before the previous kernel
-ended and began no later than 100 µs, or twice the host's median time from
-one launch call to the next (its dispatch cadence), after it: the GPU
-outran a host that was busy dispatching and launching. Eager inference
-with a few dozen µs-long kernels per step and the GPU mostly idle is
-launch-bound in this sense.
+ended and began no later than 100 µs after it: the GPU outran a host that
+was busy dispatching and launching. The threshold is a few dozen kernels
+per step, not hundreds, so that eager inference with a few dozen µs-long
+kernels per step and the GPU mostly idle is caught; the title says how much
+of the GPU's idle time the launch gaps are.
 Wasted time: that idle time, where no other cause (copy, sync, OS, data)
 claims it. The estimate keeps about 2 µs per gap, the spacing of kernels
 replayed from a CUDA graph. Cost: O(n log n).`,
@@ -62,7 +60,6 @@ func run(p *analyze.Pass) (any, error) {
 	tl := p.Timeline
 	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
 	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
-	var calls []int64
 	graph := 0
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -78,7 +75,6 @@ func run(p *analyze.Pass) (any, error) {
 		}
 		ks = append(ks, int32(i))
 		durs = append(durs, e.Dur())
-		calls = append(calls, tl.Events[e.Link].Start)
 	}
 	steps := max(len(ix.Steady), 1)
 	if len(ks)/steps < MinKernelsPerStep {
@@ -89,7 +85,6 @@ func run(p *analyze.Pass) (any, error) {
 	if med >= MaxMedianNS {
 		return nil, nil
 	}
-	maxLag := max(MaxLaunchLagNS, 2*cadence(calls))
 	other := ix.Buckets[index.Other]
 	var total int64
 	var gaps int
@@ -98,7 +93,7 @@ func run(p *analyze.Pass) (any, error) {
 	for _, i := range ks[1:] {
 		e := &tl.Events[i]
 		launch := &tl.Events[e.Link]
-		if e.Start > prevEnd && launch.End > prevEnd && launch.Start-prevEnd <= maxLag {
+		if e.Start > prevEnd && launch.End > prevEnd && launch.Start-prevEnd <= MaxLaunchLagNS {
 			w := other.Covered(prevEnd, e.Start)
 			if gapStart := prevEnd; w > 0 {
 				total += w
@@ -118,8 +113,8 @@ func run(p *analyze.Pass) (any, error) {
 	idle, _ := ix.PerStep(ix.SteadyCovered(ix.SteadySet.Subtract(ix.Kernels)))
 	residual := int64(gaps/steps) * GraphGapNS
 	f := analyze.Finding{
-		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step",
-			len(ks)/steps, units.Dur(med), units.Pct(share)),
+		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step (%s of its idle time)",
+			len(ks)/steps, units.Dur(med), units.Pct(share), units.Pct(float64(per)/float64(max(idle, 1)))),
 		WastedNS:         per,
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, residual, share),
@@ -158,24 +153,4 @@ cudaStreamEndCapture(s, &graph);
 cudaGraphInstantiate(&exec, graph, 0);
 for (int i = 0; i < n; i++) cudaGraphLaunch(exec, s);`)
 	return fix, code
-}
-
-// cadence is the median time from one launch call to the next, or 0;
-// calls is reordered.
-func cadence(calls []int64) int64 {
-	if len(calls) < 2 {
-		return 0
-	}
-	slices.Sort(calls)
-	d := make([]int64, 0, len(calls)-1)
-	for i := 1; i < len(calls); i++ {
-		if v := calls[i] - calls[i-1]; v > 0 {
-			d = append(d, v)
-		}
-	}
-	if len(d) == 0 {
-		return 0
-	}
-	slices.Sort(d)
-	return d[(len(d)-1)/2]
 }
