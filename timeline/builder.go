@@ -19,6 +19,8 @@ type Builder struct {
 	events   []Event
 	devices  []Device
 	Observed Observed
+	// Unread is copied to Timeline.Unread.
+	Unread map[string]int
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -163,6 +165,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		Tracks:   tracks,
 		Devices:  b.devices,
 		Observed: b.Observed,
+		Unread:   b.Unread,
 		names:    b.names,
 	}
 	slices.SortFunc(tl.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })

@@ -314,7 +314,12 @@ type Timeline struct {
 	Tracks   []Track
 	Devices  []Device
 	Observed Observed
-	names    []string
+	// Unread counts, by category, the events the reader skipped because it
+	// does not know their category (another vendor's device events such
+	// as "mtia_ccp_events"), so that a trace holding nothing else can say
+	// what it holds.
+	Unread map[string]int
+	names  []string
 }
 
 // Name returns the text of an interned name.

@@ -142,16 +142,28 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 // load reads one input file, showing progress on a terminal and passing
 // warnings to stderr.
+//
+// A trace without any kernel or copy is unusable (ingest.Usable): the one
+// error line says what it holds, and its warnings are not shown.
 func load(ios *IO, path string) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
-	return ingest.Open(path, ingest.Options{
+	var warnings []string
+	tl, err := ingest.Open(path, ingest.Options{
 		Progress: bar.Update,
-		Warn: func(msg string) {
-			bar.Done()
-			fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
-		},
+		Warn:     func(msg string) { warnings = append(warnings, msg) },
 	})
+	if err == nil {
+		err = ingest.Usable(tl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	bar.Done()
+	for _, msg := range warnings {
+		fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
+	}
+	return tl, nil
 }
 
 // checkFormat validates a --format value.
