@@ -83,11 +83,13 @@ type Breakdown struct {
 
 // StepInfo is one step.
 type StepInfo struct {
-	Name        string    `json:"name"`
-	StartNS     int64     `json:"start_ns"`
-	EndNS       int64     `json:"end_ns"`
-	Startup     bool      `json:"startup"`
-	Teardown    bool      `json:"teardown"`
+	Name     string `json:"name"`
+	StartNS  int64  `json:"start_ns"`
+	EndNS    int64  `json:"end_ns"`
+	Startup  bool   `json:"startup"`
+	Teardown bool   `json:"teardown"`
+	// Paused says the step was left out for a pause of a second or more.
+	Paused      bool      `json:"paused"`
 	BreakdownNS Breakdown `json:"breakdown_ns"`
 }
 
@@ -144,7 +146,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	for _, s := range ix.Steps {
 		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
-			Startup: s.Startup, Teardown: s.Teardown, BreakdownNS: FromIndex(s.Breakdown)})
+			Startup: s.Startup, Teardown: s.Teardown, Paused: s.Paused, BreakdownNS: FromIndex(s.Breakdown)})
 	}
 	if ix.SteadyNS > 0 {
 		d := float64(ix.SteadyNS)

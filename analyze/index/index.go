@@ -63,7 +63,10 @@ type Step struct {
 	// Startup marks the first step when it is excluded as start-up.
 	Startup bool
 	// Teardown marks the last step when it is excluded as the loop's end.
-	Teardown  bool
+	Teardown bool
+	// Paused marks a step left out because the main thread paused in it
+	// for a second or more (getc, sleep): not steady work.
+	Paused    bool
 	Breakdown Breakdown
 }
 

@@ -100,9 +100,15 @@ func (ix *Index) dropPauses() string {
 	}
 	set := ivl.Union(pauses)
 	n := len(ix.Steady)
-	ix.Steady = slices.DeleteFunc(ix.Steady, func(s Step) bool { return set.Covered(s.Start, s.End) > 0 })
+	paused := func(s Step) bool { return set.Covered(s.Start, s.End) > 0 }
+	ix.Steady = slices.DeleteFunc(ix.Steady, paused)
 	if len(ix.Steady) == n {
 		return ""
+	}
+	for i := range ix.Steps {
+		if !ix.Steps[i].Startup && !ix.Steps[i].Teardown && paused(ix.Steps[i]) {
+			ix.Steps[i].Paused = true
+		}
 	}
 	ix.PausedSteps = n - len(ix.Steady)
 	return fmt.Sprintf("the window holds a %s pause in %s (waiting for input or sleeping), not steady work", units.Dur(longest.Dur()), tl.Name(longest.Name))
@@ -165,7 +171,7 @@ func (ix *Index) captureWhy() string {
 	if !ix.PyTorch {
 		advice = "capture the iterations that launch the instantiated graphs (cudaGraphLaunch), after the capture"
 	}
-	return fmt.Sprintf("the window is a CUDA/HIP graph capture (%d launches recorded into graphs, %d kernels run; capturing takes %s of it), not the replay; %s",
+	return fmt.Sprintf("the window is a CUDA/HIP graph capture (%d launches recorded into graphs, %d kernels run, capturing takes %s of it), not the replay; %s",
 		captured, kernels, units.Pct(float64(capture)/float64(max(steady.Len(), 1))), advice)
 }
 
