@@ -39,12 +39,17 @@ causes does not remove. Cost: O(n log n).`,
 	Run:        run,
 }
 
+// DispatchGapNS: gaps inside a launching range shorter than this on
+// average are launch and dispatch overhead.
+const DispatchGapNS = 1_000_000
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
 	idle := ix.SteadySet.Subtract(ix.Kernels)
 	total := idle.Len()
-	var byCause hostact.Split // gap time over --min-gap by host cause
+	var byCause hostact.Split       // gap time over --min-gap by host cause
+	var gaps [hostact.NumCauses]int // gaps over --min-gap by their main cause
 	if total == 0 {
 		return nil, nil
 	}
@@ -83,6 +88,7 @@ func run(p *analyze.Pass) (any, error) {
 		if hasThread {
 			th = acts.Thread(thread)
 			split = th.Split(g.Start, g.End)
+			gaps[split.Top()]++
 			for c := range split {
 				byCause[c] += split[c]
 				n := th.Name(hostact.Cause(c))
@@ -139,9 +145,18 @@ func run(p *analyze.Pass) (any, error) {
 			topName, best = n, v
 		}
 	}
+	// Inside a range that launches the GPU's work, many short gaps are
+	// launch and dispatch overhead; gaps of a millisecond or more are host
+	// work (a metric computed on the CPU) that happens to sit in it.
 	launching := false
-	if top == hostact.NamedRange && topName != "" && ix.HasMain {
-		launching = acts.Thread(ix.Main).RangeLaunches(topName)
+	if topName != "" && ix.HasMain && gaps[top] > 0 {
+		short := byCause[top]/int64(gaps[top]) < DispatchGapNS
+		switch top {
+		case hostact.NamedRange:
+			launching = short && acts.Thread(ix.Main).RangeLaunches(topName)
+		case hostact.HostOp:
+			launching = short && acts.Thread(ix.Main).OpLaunches(topName)
+		}
 	}
 	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, launching, byCause, gapTotal)
 	p.Report(f)
@@ -274,17 +289,26 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
 					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
 		}
-		return "Most idle gaps (" + share + ") are spent in host ranges that launch no GPU work" + where + ": " +
-				prog.Pick("move that work off the critical path (DataLoader worker processes, a background thread) or onto the GPU.",
+		return "Most idle gaps (" + share + ") are host work inside ranges" + where + " while the GPU has nothing to run: " +
+				prog.Pick("move that work off the training loop's critical path: do it on the GPU, less often (every N steps), or in a background thread; data preparation belongs in DataLoader workers.",
 					"move that work off the critical path (a background thread, overlapping it with the previous input's GPU work) or onto the GPU.",
 					"move that work to another thread, overlap it with the GPU's work of the previous iteration, or port it to the GPU."),
-			prog.Pick(`# move per-step host work into DataLoader workers or a background thread`,
+			prog.Pick(`# e.g. accumulate metrics on the GPU and read them every N steps; prepare data in DataLoader workers`,
 				`# overlap host pre/post-processing with GPU work: a background thread or a second process`,
 				`/* run the host work of iteration i+1 while the GPU runs iteration i */`)
 	case hostact.HostOp:
 		what := "host operators"
 		if topName != "" {
 			what = units.Clip(topName, 80)
+		}
+		if launching {
+			return "Most idle gaps (" + share + ") are host time inside " + what + ", an operator that launches the GPU's work: " +
+					"the host takes longer to dispatch and launch it than the kernels run. " +
+					prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
+						"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
+						"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
+				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
+					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
 		}
 		return "Most idle gaps (" + share + ") are host work in " + what + " while the GPU waits: " +
 				prog.Pick("move it off the training loop's critical path (DataLoader workers for data preparation) or onto the GPU, or overlap it with GPU work.",

@@ -191,8 +191,17 @@ func (th *Thread) Name(c Cause) string {
 
 // RangeLaunches reports whether ranges of that name on this thread
 // launch GPU work (a forward pass does; a "log metrics" range does not).
-func (th *Thread) RangeLaunches(name string) bool {
-	for _, i := range th.ranges {
+func (th *Thread) RangeLaunches(name string) bool { return th.launchesIn(th.ranges, name) }
+
+// OpLaunches reports whether host operators of that name on this thread
+// launch GPU work (aten::cudnn_convolution does; a preprocessing function
+// in Python does not).
+func (th *Thread) OpLaunches(name string) bool { return th.launchesIn(th.ops, name) }
+
+// launchesIn reports whether an event of list with that name holds a
+// launch call.
+func (th *Thread) launchesIn(list []int32, name string) bool {
+	for _, i := range list {
 		e := &th.tl.Events[i]
 		if th.tl.Name(e.Name) != name {
 			continue
