@@ -28,11 +28,12 @@ func analyzeText(p *printer, r *audit.Report) {
 	origin := windowStart(r)
 	for i, f := range r.Findings {
 		p.line("")
+		sev := p.paint(fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String())), severityColor(f.Severity.String()))
 		if f.WastedNS == 0 {
-			p.line("%d. %-7s %-20s informational: no time wasted", i+1, strings.ToUpper(f.Severity.String()), f.ID)
+			p.line("%d. %s %-20s informational: no time wasted", i+1, sev, f.ID)
 		} else {
-			p.line("%d. %-7s %-20s %s per step, %s of the steady window, est. %s if fixed",
-				i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+			p.line("%d. %s %-20s %s per step, %s of the steady window, est. %s if fixed",
+				i+1, sev, f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
 		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {

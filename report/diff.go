@@ -56,7 +56,7 @@ func diffText(p *printer, d *compare.Diff) {
 		p.line("")
 		p.line("%-20s %-32s %-32s %s", "finding", "before", "after", "status")
 		for _, c := range d.Changes {
-			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), c.Status)
+			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), p.paint(c.Status, statusColor(c.Status)))
 		}
 	}
 }
@@ -88,6 +88,9 @@ func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 			p.line("| `%s` | %s | %s | %s |", c.ID, sideText(c.Before), sideText(c.After), c.Status)
 		}
 	}
+	for _, c := range diffCharts(d) {
+		mermaidBlock(p, c)
+	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
 }
@@ -101,4 +104,16 @@ func mdIDs(ids []string) string {
 		out[i] = "`" + id + "`"
 	}
 	return strings.Join(out, ", ")
+}
+
+// statusColor is the colour of a diff status: what got worse in red, what
+// got fixed in green.
+func statusColor(status string) string {
+	switch status {
+	case "new", "regressed":
+		return ansiRed
+	case "resolved":
+		return ansiGreen
+	}
+	return ""
 }

@@ -106,6 +106,17 @@ func FromIndex(b index.Breakdown) Breakdown {
 		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
 }
 
+// Index converts back to an index breakdown (FromIndex's inverse).
+func (b Breakdown) Index() index.Breakdown {
+	var x index.Breakdown
+	x[index.Compute], x[index.Copy], x[index.Sync] = b.Compute, b.Copy, b.Sync
+	x[index.OS], x[index.Data], x[index.Other] = b.OS, b.Data, b.Other
+	return x
+}
+
+// Total is the sum over buckets: the step time, in nanoseconds.
+func (b Breakdown) Total() int64 { return b.Index().Total() }
+
 // Run analyzes tl with the default suite.
 func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Report, error) {
 	return RunWith(tl, cfg, suite.Default)

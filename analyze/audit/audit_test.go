@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -388,5 +389,19 @@ func TestEstimatesAreBounded(t *testing.T) {
 	}
 	if f := finding(r, "sync-memcpy"); f == nil || f.EstimatedSpeedup < 3 || f.EstimatedSpeedup > 8 {
 		t.Errorf("sync-memcpy: %+v", f)
+	}
+}
+
+func TestBreakdownRoundTrip(t *testing.T) {
+	var ib index.Breakdown
+	for k := range ib {
+		ib[k] = int64(k+1) * 1000
+	}
+	b := FromIndex(ib)
+	if b.Index() != ib {
+		t.Errorf("FromIndex(%v).Index() = %v", ib, b.Index())
+	}
+	if b.Total() != ib.Total() || b.Total() == 0 {
+		t.Errorf("Total %d, want %d", b.Total(), ib.Total())
 	}
 }

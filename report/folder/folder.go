@@ -1,6 +1,8 @@
-// Package folder writes a report folder (`--out DIR`): report.md and
-// report.json rendered by package report, and the document's plots as PNG
-// and SVG from report/plot. It is the one folder writer of traceaudit:
+// Package folder writes a report folder (`--out DIR`): report.md,
+// report.json and report.html rendered by package report, annotated.json
+// (the annotated Chrome trace) for analyze reports, and the document's
+// plots as PNG and SVG from report/plot (inline SVG in report.html). It is
+// the one folder writer of traceaudit:
 // internal/outdir makes the write atomic and refuses any folder traceaudit
 // did not write.
 package folder
@@ -53,12 +55,9 @@ func fill(w *outdir.Writer, doc any, o report.Options) error {
 		if err := w.File(f.Name+".svg", svg); err != nil {
 			return err
 		}
-		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption})
+		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption, SVG: svg})
 	}
-	for _, out := range []struct {
-		name   string
-		format report.Format
-	}{{"report.md", report.Markdown}, {"report.json", report.JSON}} {
+	for _, out := range files(doc) {
 		var buf bytes.Buffer
 		if err := report.Render(&buf, out.format, doc, o); err != nil {
 			return err
@@ -68,6 +67,21 @@ func fill(w *outdir.Writer, doc any, o report.Options) error {
 		}
 	}
 	return nil
+}
+
+// file is one rendered file of a folder.
+type file struct {
+	name   string
+	format report.Format
+}
+
+// files are the rendered files of a document's folder.
+func files(doc any) []file {
+	out := []file{{"report.md", report.Markdown}, {"report.json", report.JSON}, {"report.html", report.HTML}}
+	if _, ok := doc.(*audit.Report); ok {
+		out = append(out, file{"annotated.json", report.ChromeTrace})
+	}
+	return out
 }
 
 // figures are the plots of a document, in report order.
@@ -100,7 +114,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 func replayBars(r *replay.Report) []plot.ReplayBar {
 	bars := make([]plot.ReplayBar, 0, len(r.Variants))
 	for _, v := range r.Variants {
-		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMedian, PredictedNS: r.PredictedStepNS(v)})
+		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMean, PredictedNS: r.PredictedStepNS(v)})
 	}
 	return bars
 }

@@ -54,6 +54,26 @@ func observable(p *analyze.Pass) (bool, string) {
 	return false, "no range on the main thread names data loading (DataLoader __next__, or a range matching --data-range): wrap batch loading in a named range (torch.profiler.record_function or NVTX) or pass --data-range"
 }
 
+// Detail is the typed form of a dataloader-wait finding's detail map.
+type Detail struct {
+	// Workers is the recommended total of DataLoader workers.
+	Workers int `detail:"workers"`
+	// DataNSPerStep is the data bucket per steady step, in nanoseconds.
+	DataNSPerStep int64 `detail:"data_ns_per_step"`
+	// StepNS is the mean steady step, in nanoseconds.
+	StepNS int64 `detail:"step_ns"`
+	// BatchNS is one batch's production time, t_batch: the data wait when
+	// the main thread builds batches, W x the mean step when the waits
+	// recur every W-th step.
+	BatchNS int64 `detail:"batch_ns"`
+	// RunningWorkers is the number of workers the stall pattern shows the
+	// run already has (0: unknown).
+	RunningWorkers int `detail:"running_workers"`
+}
+
+// DetailOf reads f's detail; ok is false when a key is missing.
+func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
@@ -120,8 +140,8 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: enough producers hide the whole wait",
 		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail: map[string]float64{"workers": float64(workers), "data_ns_per_step": float64(per), "step_ns": float64(stepNS),
-			"batch_ns": float64(tBatch), "running_workers": float64(running)},
+		Detail: analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS,
+			BatchNS: tBatch, RunningWorkers: running}),
 	}
 	switch prog {
 	case advice.Training:

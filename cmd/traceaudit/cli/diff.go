@@ -26,10 +26,18 @@ regressed (a higher severity, or a share up by more than max(2 points, 10 %)).
 
 Exit status: 0 done, 1 a finding at or above --fail-on is new or regressed,
 2 bad usage or input.`,
+		Example: `  traceaudit diff before.pt.trace.json.gz after.pt.trace.json.gz
+  # CI: fail when the change brings a warning or worse back; Markdown for the PR
+  traceaudit diff --fail-on warning --format markdown main.sqlite pr.sqlite
+  # a report folder with the before/after steps plot
+  traceaudit diff --out diff/ before.sqlite after.sqlite`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, fail, err := fl.config()
 			if err != nil {
+				return err
+			}
+			if err := checkStdin(args...); err != nil {
 				return err
 			}
 			opts.Before, opts.After = args[0], args[1]

@@ -44,13 +44,20 @@ work, copies with their sizes and memory kinds, munmap of batch buffers where
 the trace shows munmap stalls, GPU compute time), and runs it on a GPU with
 real copies, streams, a spin kernel over all SMs and real host work: once as
 observed and once per recommended fix (pinned, pinned-copy-stream,
-prefetch-workers, reuse-buffers, all). It reports the measured step time and
-speedup of each next to the analyzer's prediction, and the fidelity of the
-observed replay against the trace.
+prefetch-workers, reuse-buffers, cuda-graph, no-sync, all). It reports the
+measured step time and speedup of each next to the analyzer's prediction,
+the fidelity of the observed replay against the trace, and this machine's
+copy bandwidths beside the trace's.
 
 It needs libcuda.so.1 and an NVIDIA GPU; --dry-run prints the plan anywhere.
 It refuses plans needing more than half the free device memory and frees
 everything on exit and on Ctrl-C.`,
+		Example: `  # the plan, anywhere
+  traceaudit replay --dry-run run.sqlite
+  # on a GPU box: the observed step and every fix the findings call for
+  traceaudit replay run.sqlite
+  # chosen variants, more steps, a report folder with the replay plot
+  traceaudit replay --variants pinned,all --steps 30 --out replay/ run.sqlite`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format, "text", "json", "markdown"); err != nil {
@@ -81,6 +88,8 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
+	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
 	return cmd
 }
@@ -106,7 +115,7 @@ func replayRun(opts *ReplayOptions) error {
 	}
 	var rep *replay.Report
 	if opts.DryRun {
-		rep = replay.NewReport(p, "", false, 0)
+		rep = replay.NewReport(p, "", false, 0, nil)
 	} else {
 		if rep, err = runReplay(opts, p); err != nil {
 			return err
@@ -130,10 +139,10 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
-	err = replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
+	box, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
 		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
 	if err != nil {
-		return nil, fmt.Errorf("%s: replay: %w", opts.File, err)
+		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
-	return replay.NewReport(p, ex.Device(), true, opts.Steps), nil
+	return replay.NewReport(p, ex.Device(), true, opts.Steps, box), nil
 }
