@@ -335,8 +335,13 @@ func (ix *Index) repeatedRun(lo, hi int64) (start, end int64, ok, kernel bool) {
 		}
 	}
 	consider(all)
-	for _, items := range perStream {
-		consider(items)
+	streams := make([]timeline.TrackID, 0, len(perStream))
+	for t := range perStream {
+		streams = append(streams, t)
+	}
+	slices.Sort(streams) // ties go to the lower track, whatever the map's order
+	for _, t := range streams {
+		consider(perStream[t])
 	}
 	return start, end, ok, kernel
 }
