@@ -122,45 +122,15 @@ func (ix *Index) captureWhy() string {
 	if !ix.HasMain {
 		return ""
 	}
-	tl := ix.TL
-	pid := tl.Tracks[ix.Main].PID
 	steady := ix.steadySet()
-	var spans []ivl.Interval
-	captured := 0
-	for t := range tl.Tracks {
-		tr := &tl.Tracks[t]
-		if tr.Kind != timeline.TrackHost || tr.PID != pid {
-			continue
-		}
-		begin := int64(-1)
-		for _, i := range tr.Events {
-			e := &tl.Events[i]
-			if e.Kind != timeline.KindAPI {
-				continue
-			}
-			name := timeline.BaseAPIName(tl.Name(e.Name))
-			switch {
-			case strings.HasSuffix(name, "BeginCapture") || strings.HasSuffix(name, "BeginCaptureToGraph"):
-				begin = e.Start
-			case strings.HasSuffix(name, "EndCapture"):
-				if begin >= 0 {
-					spans = append(spans, ivl.Interval{Start: begin, End: e.End})
-				}
-				begin = -1
-			case strings.Contains(name, "GraphInstantiate"):
-				spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
-			case begin >= 0 && e.API == timeline.APILaunch && !timeline.IsGraphLaunch(name) && steady.Contains(e.Start):
-				captured++
-			}
-		}
-	}
+	spans, captured := ix.captures(steady)
 	if len(spans) == 0 {
 		return ""
 	}
 	capture := ivl.Union(spans).OverlapLen(steady)
 	kernels := 0
-	for i := range tl.Events {
-		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) && steady.Contains(e.Start) {
+	for i := range ix.TL.Events {
+		if e := &ix.TL.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) && steady.Contains(e.Start) {
 			kernels++
 		}
 	}
@@ -173,6 +143,48 @@ func (ix *Index) captureWhy() string {
 	}
 	return fmt.Sprintf("the window is a CUDA/HIP graph capture (%d launches recorded into graphs, %d kernels run, capturing takes %s of it), not the replay; %s",
 		captured, kernels, units.Pct(float64(capture)/float64(max(steady.Len(), 1))), advice)
+}
+
+// captures returns, over the main process's threads, the spans of stream
+// capture (BeginCapture to EndCapture) and graph instantiation, and how
+// many launches in steady steps were recorded into graphs.
+func (ix *Index) captures(steady ivl.Set) (spans []ivl.Interval, captured int) {
+	tl := ix.TL
+	pid := tl.Tracks[ix.Main].PID
+	for t := range tl.Tracks {
+		if tr := &tl.Tracks[t]; tr.Kind == timeline.TrackHost && tr.PID == pid {
+			s, n := captureSpans(tl, tr, steady)
+			spans, captured = append(spans, s...), captured+n
+		}
+	}
+	return spans, captured
+}
+
+// captureSpans scans one thread's API calls for capture spans and the
+// launches made inside them.
+func captureSpans(tl *timeline.Timeline, tr *timeline.Track, steady ivl.Set) (spans []ivl.Interval, captured int) {
+	begin := int64(-1)
+	for _, i := range tr.Events {
+		e := &tl.Events[i]
+		if e.Kind != timeline.KindAPI {
+			continue
+		}
+		name := timeline.BaseAPIName(tl.Name(e.Name))
+		switch {
+		case strings.HasSuffix(name, "BeginCapture") || strings.HasSuffix(name, "BeginCaptureToGraph"):
+			begin = e.Start
+		case strings.HasSuffix(name, "EndCapture"):
+			if begin >= 0 {
+				spans = append(spans, ivl.Interval{Start: begin, End: e.End})
+			}
+			begin = -1
+		case strings.Contains(name, "GraphInstantiate"):
+			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
+		case begin >= 0 && e.API == timeline.APILaunch && !timeline.IsGraphLaunch(name) && steady.Contains(e.Start):
+			captured++
+		}
+	}
+	return spans, captured
 }
 
 // startupPattern names ranges and operators of one-time work: warm-up

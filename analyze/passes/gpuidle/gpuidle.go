@@ -48,8 +48,6 @@ func run(p *analyze.Pass) (any, error) {
 	tl := p.Timeline
 	idle := ix.SteadySet.Subtract(ix.Kernels)
 	total := idle.Len()
-	var byCause hostact.Split       // gap time over --min-gap by host cause
-	var gaps [hostact.NumCauses]int // gaps over --min-gap by their main cause
 	if total == 0 {
 		return nil, nil
 	}
@@ -62,46 +60,19 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	acts := hostact.NewCache(ix)
-	// names[c] sums gap time per dominant event name of cause c.
-	var names [hostact.NumCauses]map[string]int64
-	for c := range names {
-		names[c] = map[string]int64{}
-	}
+	t := newTally()
 	var cands []analyze.Candidate
 	for _, g := range idle {
 		if g.Len() < p.Config.MinGapNS {
 			continue
 		}
-		k := sort.Search(len(kernels), func(i int) bool { return tl.Events[kernels[i]].Start >= g.End })
-		thread, hasThread := ix.Main, ix.HasMain
-		gpuTrack := ""
-		if k < len(kernels) {
-			e := &tl.Events[kernels[k]]
-			gpuTrack = ix.Label(e.Track)
-			if e.Link >= 0 {
-				thread, hasThread = tl.Events[e.Link].Track, true
-			}
-		}
-		track := gpuTrack
+		thread, hasThread, track := launcher(ix, kernels, g.End)
 		var th *hostact.Thread
 		var split hostact.Split
 		if hasThread {
 			th = acts.Thread(thread)
 			split = th.Split(g.Start, g.End)
-			gaps[split.Top()]++
-			for c := range split {
-				byCause[c] += split[c]
-				n := th.Name(hostact.Cause(c))
-				switch hostact.Cause(c) {
-				case hostact.HostOp:
-					n = th.InnermostOp(g.Start, g.End)
-				case hostact.NamedRange:
-					n = th.InnermostRange(g.Start + g.Len()/2)
-				}
-				if n != "" && split[c] > 0 {
-					names[c][n] += split[c]
-				}
-			}
+			t.add(th, split, g.Start, g.End)
 			if track == "" {
 				track = ix.Label(thread)
 			}
@@ -116,6 +87,7 @@ func run(p *analyze.Pass) (any, error) {
 		cands = append(cands, analyze.Candidate{Weight: g.Len(), Describe: describeGap, Evidence: analyze.Evidence{
 			StartNS: g.Start, EndNS: g.End, Track: track}})
 	}
+	byCause, gaps := t.byCause, t.gaps
 	per, share := ix.PerStep(total)
 	// Copies that run with no kernel stay when the gaps' causes go: the
 	// copy engines' time is the residual (unless another fix overlaps it).
@@ -139,12 +111,7 @@ func run(p *analyze.Pass) (any, error) {
 			f.Detail["gap_share_"+strings.ReplaceAll(c.String(), " ", "_")] = float64(byCause[c]) / float64(gapTotal)
 		}
 	}
-	topName, best := "", int64(-1)
-	for n, v := range names[top] {
-		if v > best || (v == best && n < topName) {
-			topName, best = n, v
-		}
-	}
+	topName := t.topName(top)
 	// Inside a range that launches the GPU's work, many short gaps are
 	// launch and dispatch overhead; gaps of a millisecond or more are host
 	// work (a metric computed on the CPU) that happens to sit in it.
@@ -161,6 +128,73 @@ func run(p *analyze.Pass) (any, error) {
 	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, launching, byCause, gapTotal)
 	p.Report(f)
 	return nil, nil
+}
+
+// launcher finds the host thread that launched the first kernel starting
+// at or after end (the work that ended a gap), and the kernel's stream; the
+// main thread when no kernel or launch is known.
+func launcher(ix *index.Index, kernels []int32, end int64) (thread timeline.TrackID, ok bool, gpuTrack string) {
+	tl := ix.TL
+	thread, ok = ix.Main, ix.HasMain
+	k := sort.Search(len(kernels), func(i int) bool { return tl.Events[kernels[i]].Start >= end })
+	if k < len(kernels) {
+		e := &tl.Events[kernels[k]]
+		gpuTrack = ix.Label(e.Track)
+		if e.Link >= 0 {
+			thread, ok = tl.Events[e.Link].Track, true
+		}
+	}
+	return thread, ok, gpuTrack
+}
+
+// tally sums the gaps' host time by cause, counts the gaps each cause
+// dominates, and sums the time per name within each cause (the innermost
+// operator or range for those, the dominant call name for the others).
+type tally struct {
+	byCause hostact.Split
+	gaps    [hostact.NumCauses]int
+	names   [hostact.NumCauses]map[string]int64
+}
+
+func newTally() *tally {
+	t := &tally{}
+	for c := range t.names {
+		t.names[c] = map[string]int64{}
+	}
+	return t
+}
+
+// add counts one gap [lo, hi) that split divides among causes on th.
+func (t *tally) add(th *hostact.Thread, split hostact.Split, lo, hi int64) {
+	t.gaps[split.Top()]++
+	for c := range split {
+		t.byCause[c] += split[c]
+		if split[c] == 0 {
+			continue
+		}
+		n := th.Name(hostact.Cause(c))
+		switch hostact.Cause(c) {
+		case hostact.HostOp:
+			n = th.InnermostOp(lo, hi)
+		case hostact.NamedRange:
+			n = th.InnermostRange(lo + (hi-lo)/2)
+		}
+		if n != "" {
+			t.names[c][n] += split[c]
+		}
+	}
+}
+
+// topName is the name with the most gap time under cause c (ties: the
+// smaller name).
+func (t *tally) topName(c hostact.Cause) string {
+	name, best := "", int64(-1)
+	for n, v := range t.names[c] {
+		if v > best || (v == best && n < name) {
+			name, best = n, v
+		}
+	}
+	return name
 }
 
 // describe says in words how a gap divides among host causes, largest
