@@ -79,7 +79,11 @@ func analyzeText(p *printer, r *audit.Report) {
 // the source for the output format.
 func stepsSummary(s audit.Steps, esc func(string) string) string {
 	steady := s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
-	out := fmt.Sprintf("%d steady steps, median %s, mean %s (steps from %s)", steady, units.Dur(s.MedianNS), units.Dur(s.MeanNS), esc(s.Source))
+	noun := "steady steps"
+	if steady == 1 {
+		noun = "steady step"
+	}
+	out := fmt.Sprintf("%d %s, median %s, mean %s (steps from %s)", steady, noun, units.Dur(s.MedianNS), units.Dur(s.MeanNS), esc(s.Source))
 	if s.GPULag > 0 {
 		out += fmt.Sprintf("; the GPU runs %s of a step behind the host, so steps follow the GPU work each host step launched", units.Pct(s.GPULag))
 	}

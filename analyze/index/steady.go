@@ -60,7 +60,7 @@ func (ix *Index) steadiness() string {
 // steady loop.
 func (ix *Index) captureAdvice() string {
 	if ix.PyTorch {
-		return "profile several training steps after warm-up, e.g. torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=2, active=3)) with prof.step() each iteration"
+		return "profile several iterations of the loop after warm-up, e.g. torch.profiler.profile(schedule=torch.profiler.schedule(wait=1, warmup=2, active=3)) with prof.step() each iteration"
 	}
 	return "capture several iterations of the main loop after start-up, e.g. cudaProfilerStart()/cudaProfilerStop() around them and nsys profile --capture-range=cudaProfilerApi"
 }
@@ -207,7 +207,7 @@ func (ix *Index) startupWhy(s Step) string {
 	pid := tl.Tracks[ix.Main].PID
 	kernels := ix.Kernels
 	var spans []ivl.Interval
-	byName := map[string]int64{}
+	byName := map[string][]ivl.Interval{}
 	for t := range tl.Tracks {
 		tr := &tl.Tracks[t]
 		if tr.Kind != timeline.TrackHost || tr.PID != pid {
@@ -221,8 +221,10 @@ func (ix *Index) startupWhy(s Step) string {
 			if e.End <= s.Start || e.Start >= s.End || !ix.oneTime(e, first, kernels) {
 				continue
 			}
-			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
-			byName[timeline.BaseAPIName(tl.Name(e.Name))] += e.Dur()
+			iv := ivl.Interval{Start: max(e.Start, s.Start), End: min(e.End, s.End)}
+			spans = append(spans, iv)
+			name := timeline.BaseAPIName(tl.Name(e.Name))
+			byName[name] = append(byName[name], iv)
 		}
 	}
 	got := ivl.Union(spans).Covered(s.Start, s.End)
@@ -235,7 +237,7 @@ func (ix *Index) startupWhy(s Step) string {
 	}
 	var top []nt
 	for n, v := range byName {
-		top = append(top, nt{n, v})
+		top = append(top, nt{n, ivl.Union(v).Len()})
 	}
 	slices.SortFunc(top, func(a, b nt) int {
 		if a.ns != b.ns {
