@@ -306,7 +306,7 @@ func (ix *Index) buildSets() {
 		case timeline.KindAPI:
 			switch {
 			case e.API.IsCopy():
-				copyPart, waits := splitCopyCall(tl, e)
+				copyPart, waits := SplitCopyCall(tl, e)
 				cc = append(cc, copyPart)
 				sc = append(sc, waits...)
 			case e.API == timeline.APISync:
@@ -327,11 +327,11 @@ func (ix *Index) buildSets() {
 	ix.MainOSCalls, ix.MainData = ivl.Union(oc), ivl.Union(dr)
 }
 
-// splitCopyCall divides a copy call's host time into the part while its
+// SplitCopyCall divides a copy call's host time into the part while its
 // transfer runs (copy) and the rest (waits: for queued work before the
 // transfer starts, for completion after it ends). A call whose transfer
 // the trace did not record is all copy.
-func splitCopyCall(tl *timeline.Timeline, e *timeline.Event) (copyPart ivl.Interval, waits []ivl.Interval) {
+func SplitCopyCall(tl *timeline.Timeline, e *timeline.Event) (copyPart ivl.Interval, waits []ivl.Interval) {
 	copyPart = ivl.Interval{Start: e.Start, End: e.End}
 	if e.Link < 0 {
 		return copyPart, nil

@@ -74,7 +74,9 @@ var pausePattern = regexp.MustCompile(`^(getc|fgetc|getchar|_IO_getc|getline|get
 func IsPause(name string) bool { return pausePattern.MatchString(name) }
 
 // dropPauses removes from Steady the steps in which the main thread spends
-// MinPauseNS or more in one pause, and says what the longest was.
+// MinPauseNS or more in one pause, and says what the longest was. A read
+// (read, fread) that long counts as a pause when it happens once: a read of
+// standard input, not a dataset read that every step makes.
 func (ix *Index) dropPauses() string {
 	if !ix.HasMain {
 		return ""
@@ -82,14 +84,27 @@ func (ix *Index) dropPauses() string {
 	tl := ix.TL
 	var pauses []ivl.Interval
 	var longest *timeline.Event
+	var reads []*timeline.Event
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
 		if e.Dur() < MinPauseNS || (e.Kind != timeline.KindOS && e.Kind != timeline.KindOp && e.Kind != timeline.KindAPI) {
 			continue
 		}
-		if !IsPause(tl.Name(e.Name)) {
+		name := tl.Name(e.Name)
+		if name == "read" || name == "fread" {
+			reads = append(reads, e)
 			continue
 		}
+		if !IsPause(name) {
+			continue
+		}
+		pauses = append(pauses, ivl.Interval{Start: e.Start, End: e.End})
+		if longest == nil || e.Dur() > longest.Dur() {
+			longest = e
+		}
+	}
+	if len(reads) == 1 {
+		e := reads[0]
 		pauses = append(pauses, ivl.Interval{Start: e.Start, End: e.End})
 		if longest == nil || e.Dur() > longest.Dur() {
 			longest = e

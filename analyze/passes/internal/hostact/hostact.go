@@ -103,7 +103,14 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 			}
 			switch {
 			case e.API.IsCopy():
-				cause = CopyCall
+				// The call's waits for queued work (before its transfer)
+				// or for completion (after it) are sync time, as in the
+				// two-clock split: pinning would not remove them.
+				part, waits := index.SplitCopyCall(tl, e)
+				raw[CopyCall] = append(raw[CopyCall], part)
+				raw[SyncCall] = append(raw[SyncCall], waits...)
+				counts[CopyCall][e.Name] += int(part.Len())
+				continue
 			case e.API == timeline.APISync:
 				cause = SyncCall
 			case e.API == timeline.APIAlloc:
