@@ -177,14 +177,7 @@ func analyzeHTML(r *audit.Report) htmlPage {
 	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
 	s := r.Steps
-	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
-	lead := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), s.Source)
-	if s.StartupExcluded > 0 {
-		lead += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
-	}
-	if s.TeardownExcluded > 0 {
-		lead += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
-	}
+	lead := stepsSummary(s, func(s string) string { return s })
 	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: kernels %s, copies %s, any work %s.", lead,
 		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))}
 	if len(r.Findings) > 0 {
@@ -211,6 +204,9 @@ func analyzeHTML(r *audit.Report) htmlPage {
 			}
 			if st.Teardown {
 				name += " (loop end, excluded)"
+			}
+			if st.Paused {
+				name += " (paused, excluded)"
 			}
 			b := st.BreakdownNS
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS)), cn(units.Dur(b.Compute)),

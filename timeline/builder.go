@@ -19,6 +19,8 @@ type Builder struct {
 	events   []Event
 	devices  []Device
 	Observed Observed
+	// Unread is copied to Timeline.Unread.
+	Unread map[string]int
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -162,6 +164,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		}
 	}
 	linkCorrelations(b.events)
+	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
 		Source:   b.src,
@@ -169,6 +172,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		Tracks:   tracks,
 		Devices:  b.devices,
 		Observed: b.Observed,
+		Unread:   b.Unread,
 		names:    b.names,
 	}
 	slices.SortFunc(tl.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
@@ -177,6 +181,28 @@ func (b *Builder) Build() (*Timeline, error) {
 		return nil, err
 	}
 	return tl, nil
+}
+
+// markGraphWork flags the GPU work that a graph launch (cudaGraphLaunch,
+// hipGraphLaunch) ran as graph work: in Chrome traces each kernel of a
+// replayed graph carries the graph launch's correlation id.
+func markGraphWork(ev []Event, names []string) {
+	graph := map[NameID]bool{}
+	for i := range ev {
+		e := &ev[i]
+		if e.Link < 0 || !e.Kind.IsGPUWork() {
+			continue
+		}
+		api := ev[e.Link].Name
+		is, ok := graph[api]
+		if !ok {
+			is = int(api) < len(names) && IsGraphLaunch(names[api])
+			graph[api] = is
+		}
+		if is {
+			e.Flags |= FlagGraph
+		}
+	}
 }
 
 // Before orders events by start, then the longer first (so an enclosing

@@ -158,6 +158,10 @@ const (
 	// FlagOpenEnd marks an event whose end the input did not record (an
 	// unclosed range); End was set to the end of the capture.
 	FlagOpenEnd
+	// FlagGraphExec marks a kernel row that is a whole CUDA graph execution
+	// (nsys CUPTI_ACTIVITY_KIND_GRAPH_TRACE), not one kernel: it counts as
+	// GPU busy time but not as a kernel. Such rows also carry FlagGraph.
+	FlagGraphExec
 )
 
 // Event is one thing that happened, on one track, over [Start, End).
@@ -314,7 +318,12 @@ type Timeline struct {
 	Tracks   []Track
 	Devices  []Device
 	Observed Observed
-	names    []string
+	// Unread counts, by category, the events the reader skipped because it
+	// does not know their category (another vendor's device events such
+	// as "mtia_ccp_events"), so that a trace holding nothing else can say
+	// what it holds.
+	Unread map[string]int
+	names  []string
 }
 
 // Name returns the text of an interned name.

@@ -4,6 +4,7 @@ package suite
 
 import (
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/passes/allocchurn"
 	"github.com/traceaudit/traceaudit/analyze/passes/copypeak"
 	"github.com/traceaudit/traceaudit/analyze/passes/copyserial"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
@@ -23,6 +24,7 @@ var Default = []*analyze.Analyzer{
 	copyserial.Analyzer,
 	syncapi.Analyzer,
 	launchbound.Analyzer,
+	allocchurn.Analyzer,
 	copypeak.Analyzer,
 }
 

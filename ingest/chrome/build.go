@@ -98,6 +98,9 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		// spans, never OS runtime calls or NVTX.
 		CanAnnotations: true,
 	}
+	if len(unknown) > 0 {
+		b.Unread = unknown
+	}
 	p.warnUnknown(unknown)
 	tl, err := b.Build()
 	if err != nil {

@@ -65,6 +65,11 @@ type Options struct {
 	MaxEvents int64
 }
 
+// VersionUnknown is the Source.Version of an export without a metadata
+// table (EXPORT_META_DATA or META_DATA_EXPORT), which nsys 2021 and
+// earlier did not write: the producer version is not recorded.
+const VersionUnknown = "2021 or earlier (no export metadata)"
+
 // ErrTooLarge is returned (wrapped) when an export has more rows than
 // Options.MaxEvents.
 var ErrTooLarge = errors.New("too large for the memory available")

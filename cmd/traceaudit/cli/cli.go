@@ -181,32 +181,47 @@ const Stdin = "-"
 
 // load reads one input file ("-": standard input), showing progress on a
 // terminal and passing warnings, which name the file, to stderr.
+//
+// A trace without any kernel or copy is unusable (ingest.Usable): the one
+// error line says what it holds, and its warnings are not shown.
 func load(ios *IO, path string) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
 	// Ctrl-C stops an nsys export cleanly (its temporary files removed).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var warnings []string
 	opts := ingest.Options{
 		Progress: bar.Update,
 		Stage:    bar.Relabel,
 		Context:  ctx,
-		Warn: func(msg string) {
-			bar.Done()
-			fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
-		},
+		Warn:     func(msg string) { warnings = append(warnings, msg) },
 		Note: func(msg string) {
 			bar.Done()
 			fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(msg))
 		},
 	}
-	if path != Stdin {
-		return ingest.Open(path, opts)
-	}
-	if ios.In == nil || ios.InTTY {
+	var tl *timeline.Timeline
+	var err error
+	switch {
+	case path != Stdin:
+		tl, err = ingest.Open(path, opts)
+	case ios.In == nil || ios.InTTY:
 		return nil, usagef("-: standard input is a terminal: pipe a trace in (traceaudit analyze - < run.json)")
+	default:
+		tl, err = ingest.OpenReader("stdin", ios.In, opts)
 	}
-	return ingest.OpenReader("stdin", ios.In, opts)
+	if err == nil {
+		err = ingest.Usable(tl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	bar.Done()
+	for _, msg := range warnings {
+		fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
+	}
+	return tl, nil
 }
 
 // checkStdin refuses reading standard input more than once.
