@@ -154,6 +154,11 @@ const (
 	// FlagOpenEnd marks an event whose end the input did not record (an
 	// unclosed range); End was set to the end of the capture.
 	FlagOpenEnd
+	// FlagComm marks a kernel that is communication between GPUs (a
+	// collective or point-to-point NCCL/RCCL kernel), not compute. Build
+	// sets it from the kernel's name (IsCommKernel); ingesters set it from
+	// the input's collective metadata (Builder.AddCollective).
+	FlagComm
 )
 
 // Event is one thing that happened, on one track, over [Start, End).
@@ -291,7 +296,13 @@ type Timeline struct {
 	Tracks   []Track
 	Devices  []Device
 	Observed Observed
-	names    []string
+	// Collectives describe communication kernels where the input recorded
+	// their collective, sorted by Event. Kernels with FlagComm and no entry
+	// are known from their names only.
+	Collectives []Collective
+	// Dist is the job the input says it belongs to.
+	Dist  Distributed
+	names []string
 }
 
 // Name returns the text of an interned name.
