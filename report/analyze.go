@@ -88,17 +88,31 @@ func writeStepsText(p *printer, r *audit.Report) {
 	}
 	p.line("%s", line)
 	b := s.BreakdownNS
-	total := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	total := b.Total()
+	comm := HasComm(r)
 	if total > 0 {
 		part := func(name string, v int64) string {
 			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
 		}
-		p.line("each step: %s | %s | %s | %s | %s | %s", part("compute", b.Compute), part("copy", b.Copy),
-			part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
+		parts := []string{part("compute", b.Compute)}
+		if comm {
+			parts = append(parts, part("comm", b.Comm))
+		}
+		parts = append(parts, part("copy", b.Copy), part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
+		p.line("each step: %s", strings.Join(parts, " | "))
+	}
+	if comm {
+		p.line("GPU busy: kernels %s, collectives %s, copies %s, any work %s of the steady window",
+			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
+		return
 	}
 	p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
 		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
 }
+
+// HasComm reports whether the run shows collective communication: reports
+// show the comm bucket only then.
+func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
 
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.

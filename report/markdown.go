@@ -44,7 +44,11 @@ func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error
 	if s.TeardownExcluded > 0 {
 		sum += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
 	}
-	p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	if HasComm(r) {
+		p.line("%s. GPU busy in the steady state: kernels %s, collectives %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	} else {
+		p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	}
 	p.line("")
 	if len(r.Findings) > 0 {
 		p.line("| | finding | wasted per step | share | est. speedup | fix |")
@@ -127,8 +131,22 @@ func writeStepTable(p *printer, r *audit.Report) {
 	if len(r.Steps.PerStep) == 0 {
 		return
 	}
-	p.line("| step | length | compute | copy | sync | os | data | other |")
-	p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
+	comm := HasComm(r)
+	cells := func(b audit.Breakdown) string {
+		v := []string{units.Dur(b.Compute)}
+		if comm {
+			v = append(v, units.Dur(b.Comm))
+		}
+		v = append(v, units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+		return strings.Join(v, " | ")
+	}
+	if comm {
+		p.line("| step | length | compute | comm | copy | sync | os | data | other |")
+		p.line("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	} else {
+		p.line("| step | length | compute | copy | sync | os | data | other |")
+		p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
+	}
 	for i, s := range r.Steps.PerStep {
 		name := s.Name
 		if name == "" {
@@ -140,13 +158,10 @@ func writeStepTable(p *printer, r *audit.Report) {
 		if s.Teardown {
 			name += " (loop end, excluded)"
 		}
-		b := s.BreakdownNS
-		p.line("| %s | %s | %s | %s | %s | %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS),
-			units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+		p.line("| %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
 	}
 	b := r.Steps.BreakdownNS
-	p.line("| **mean steady step** | **%s** | %s | %s | %s | %s | %s | %s |", units.Dur(b.Compute+b.Copy+b.Sync+b.OS+b.Data+b.Other),
-		units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+	p.line("| **mean steady step** | **%s** | %s |", units.Dur(b.Total()), cells(b))
 }
 
 func severityIcon(s string) string {

@@ -62,11 +62,18 @@ type Steps struct {
 // Breakdown is the two-clock split in nanoseconds.
 type Breakdown struct {
 	Compute int64 `json:"compute"`
-	Copy    int64 `json:"copy"`
-	Sync    int64 `json:"sync"`
-	OS      int64 `json:"os"`
-	Data    int64 `json:"data"`
-	Other   int64 `json:"other"`
+	// Comm is collective communication with no compute kernel beside it.
+	Comm  int64 `json:"comm"`
+	Copy  int64 `json:"copy"`
+	Sync  int64 `json:"sync"`
+	OS    int64 `json:"os"`
+	Data  int64 `json:"data"`
+	Other int64 `json:"other"`
+}
+
+// Total is the step time the split covers: the sum of its buckets.
+func (b Breakdown) Total() int64 {
+	return b.Compute + b.Comm + b.Copy + b.Sync + b.OS + b.Data + b.Other
 }
 
 // StepInfo is one step.
@@ -81,14 +88,17 @@ type StepInfo struct {
 
 // GPU holds busy shares of the steady window on the analysed devices.
 type GPU struct {
+	// ComputeBusyShare counts compute kernels only (never collectives).
 	ComputeBusyShare float64 `json:"compute_busy_share"`
-	CopyBusyShare    float64 `json:"copy_busy_share"`
-	BusyShare        float64 `json:"busy_share"`
+	// CommBusyShare is the share with a communication kernel running.
+	CommBusyShare float64 `json:"comm_busy_share"`
+	CopyBusyShare float64 `json:"copy_busy_share"`
+	BusyShare     float64 `json:"busy_share"`
 }
 
 // FromIndex converts an index breakdown.
 func FromIndex(b index.Breakdown) Breakdown {
-	return Breakdown{Compute: b[index.Compute], Copy: b[index.Copy], Sync: b[index.Sync],
+	return Breakdown{Compute: b[index.Compute], Comm: b[index.Comm], Copy: b[index.Copy], Sync: b[index.Sync],
 		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
 }
 
@@ -137,11 +147,12 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		d := float64(ix.SteadyNS)
 		r.GPU = GPU{
 			ComputeBusyShare: float64(ix.SteadyCovered(ix.Kernels)) / d,
+			CommBusyShare:    float64(ix.SteadyCovered(ix.Comm)) / d,
 			CopyBusyShare:    float64(ix.SteadyCovered(ix.Copies)) / d,
 			BusyShare:        float64(ix.SteadyCovered(ix.Work)) / d,
 		}
 	}
-	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.Kernels) > 0)
+	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0)
 	return r, nil
 }
 
@@ -162,14 +173,16 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 	if c := share(index.Compute); c >= ComputeBound {
 		return fmt.Sprintf("compute-bound: kernels run %s of each step", units.Pct(c))
 	}
-	worst := index.Copy
-	for k := index.Copy; k <= index.Other; k++ {
+	worst := index.Comm
+	for k := index.Comm; k <= index.Other; k++ {
 		if b[k] > b[worst] {
 			worst = k
 		}
 	}
 	w := units.Pct(share(worst))
 	switch worst {
+	case index.Comm:
+		return fmt.Sprintf("communication-bound: %s of each step in collectives with no compute running", w)
 	case index.Data:
 		return fmt.Sprintf("input-bound: %s of each step waits for data", w)
 	case index.Copy:

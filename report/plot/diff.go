@@ -64,7 +64,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 }
 
 // total is the sum of a breakdown's buckets (the step time).
-func total(b audit.Breakdown) int64 { return b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other }
+func total(b audit.Breakdown) int64 { return b.Total() }
 
 // ReplayBar is one replay variant: its measured step time (0 in a dry
 // run) and the step time the analyzers predict for it, in nanoseconds.

@@ -38,7 +38,7 @@ Wasted time: time with no kernel running. Cost: O(n log n).`,
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	idle := ix.SteadySet.Subtract(ix.Kernels)
+	idle := ix.SteadySet.Subtract(ix.AnyKernel)
 	total := idle.Len()
 	var byCause hostact.Split // gap time over --min-gap by host cause
 	if total == 0 {

@@ -53,7 +53,7 @@ func run(p *analyze.Pass) (any, error) {
 	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
 	for i := range tl.Events {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindKernel || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
 			continue
 		}
 		if e.Has(timeline.FlagGraph) || e.Link < 0 || tl.Events[e.Link].API != timeline.APILaunch {
