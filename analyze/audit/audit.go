@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -30,6 +31,12 @@ type Report struct {
 	GPU           GPU                     `json:"gpu"`
 	Findings      []analyze.Finding       `json:"findings"`
 	NotObservable []analyze.NotObservable `json:"not_observable"`
+	// Collectives are the collective instances the steps launched, for
+	// the job reduce (empty for a single-GPU trace).
+	Collectives []Collective `json:"collectives"`
+	// Identity places the run in a job, where the input says (omitted for
+	// single-GPU traces).
+	Identity
 
 	// Index and Timeline feed plots and the replay; not serialised.
 	Index    *index.Index       `json:"-"`
@@ -112,7 +119,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if cfg == nil {
 		cfg = analyze.DefaultConfig()
 	}
-	all := append([]*analyze.Analyzer{index.Analyzer}, analyzers...)
+	all := append([]*analyze.Analyzer{index.Analyzer, comm.Analyzer}, analyzers...)
 	res, err := analyze.Run(tl, all, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", tl.Source.Path, err)
@@ -153,6 +160,8 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		}
 	}
 	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0)
+	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
+	identity(r, ix)
 	return r, nil
 }
 

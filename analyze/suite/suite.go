@@ -4,6 +4,8 @@ package suite
 
 import (
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/passes/commexposed"
+	"github.com/traceaudit/traceaudit/analyze/passes/commwait"
 	"github.com/traceaudit/traceaudit/analyze/passes/copypeak"
 	"github.com/traceaudit/traceaudit/analyze/passes/copyserial"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
@@ -24,6 +26,8 @@ var Default = []*analyze.Analyzer{
 	syncapi.Analyzer,
 	launchbound.Analyzer,
 	copypeak.Analyzer,
+	commexposed.Analyzer,
+	commwait.Analyzer,
 }
 
 // ByID returns the analyzer with the given ID, or nil.
