@@ -185,6 +185,9 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 }
 
 func analyzeRun(opts *AnalyzeOptions) error {
+	if err := checkOut(opts.OutDir); err != nil {
+		return err
+	}
 	var reports []*audit.Report
 	for _, f := range opts.Files {
 		tl, err := load(opts.IO, f)

@@ -53,6 +53,9 @@ Exit status: 0 done, 1 a finding at or above --fail-on is new or regressed,
 }
 
 func diffRun(opts *DiffOptions) error {
+	if err := checkOut(opts.OutDir); err != nil {
+		return err
+	}
 	var reps [2]*audit.Report
 	for i, f := range []string{opts.Before, opts.After} {
 		tl, err := load(opts.IO, f)

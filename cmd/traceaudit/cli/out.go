@@ -9,6 +9,16 @@ import (
 	"github.com/traceaudit/traceaudit/report/plot"
 )
 
+// checkOut refuses, before any work, an --out folder that traceaudit may
+// not write: one holding files it did not write, the working folder or an
+// ancestor, the root or home folder, a link or a file (outdir.Check).
+func checkOut(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	return outdir.Check(dir)
+}
+
 // writeOut builds a report folder with fill and swaps it in atomically: on
 // any error the previous folder stays as it was.
 func writeOut(dir string, fill func(w *outdir.Writer) error) error {

@@ -190,3 +190,61 @@ func TestReplayWithoutGPU(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestOutNeverDeletesUserFiles runs analyze, diff and replay with --out
+// pointing at folders the user owns: each is refused with exit 2 and one
+// line naming the folder, before any work, and nothing of the user's goes.
+func TestOutNeverDeletesUserFiles(t *testing.T) {
+	trace := filepath.Join("fixtures", "b0_pageable_sync.nsys.sqlite")
+	parent := t.TempDir()
+	t.Setenv("HOME", filepath.Join(parent, "home"))
+	os.MkdirAll(filepath.Join(parent, "home"), 0o755)
+	keep := filepath.Join(parent, "keep")
+	os.MkdirAll(filepath.Join(keep, "sub"), 0o755)
+	os.WriteFile(filepath.Join(keep, "notes.txt"), []byte("mine"), 0o644)
+	os.WriteFile(filepath.Join(keep, "sub", "data.bin"), []byte("mine too"), 0o644)
+	file := filepath.Join(parent, "afile")
+	os.WriteFile(file, []byte("mine"), 0o644)
+	commands := map[string][]string{
+		"analyze": {"analyze", trace},
+		"diff":    {"diff", trace, trace},
+		"replay":  {"replay", "--dry-run", trace},
+	}
+	for _, name := range []string{"analyze", "diff", "replay"} {
+		for _, dir := range []string{keep, file, ".", "/", filepath.Join(parent, "home")} {
+			t.Run(name+"/"+filepath.Base(dir), func(t *testing.T) {
+				args := append([]string{commands[name][0], "--out", dir}, commands[name][1:]...)
+				out, errOut, code := run(t, args...)
+				if code != 2 || out != "" {
+					t.Fatalf("exit %d, stdout %q", code, out)
+				}
+				if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, dir+": ") {
+					t.Errorf("want one line naming %s: %q", dir, errOut)
+				}
+				if b, _ := os.ReadFile(filepath.Join(keep, "notes.txt")); string(b) != "mine" {
+					t.Fatal("notes.txt lost")
+				}
+				if b, _ := os.ReadFile(filepath.Join(keep, "sub", "data.bin")); string(b) != "mine too" {
+					t.Fatal("sub/data.bin lost")
+				}
+				if b, _ := os.ReadFile(file); string(b) != "mine" {
+					t.Fatal("file overwritten")
+				}
+			})
+		}
+	}
+	// A previous report is replaced; an empty folder is filled.
+	for _, name := range []string{"analyze", "diff", "replay"} {
+		dir := filepath.Join(parent, "report-"+name)
+		os.MkdirAll(dir, 0o755)
+		for i := 0; i < 2; i++ {
+			args := append([]string{commands[name][0], "--out", dir}, commands[name][1:]...)
+			if _, errOut, code := run(t, args...); code != 0 {
+				t.Fatalf("%s run %d: exit %d: %s", name, i, code, errOut)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".traceaudit-report")); err != nil {
+			t.Errorf("%s: no marker: %v", name, err)
+		}
+	}
+}

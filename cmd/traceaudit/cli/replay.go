@@ -91,6 +91,9 @@ everything on exit and on Ctrl-C.`,
 }
 
 func replayRun(opts *ReplayOptions) error {
+	if err := checkOut(opts.OutDir); err != nil {
+		return err
+	}
 	tl, err := load(opts.IO, opts.File)
 	if err != nil {
 		return err
