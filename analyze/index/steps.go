@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
@@ -179,7 +180,7 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 		var outerEnd int64 = math.MinInt64
 		for _, i := range tr.Events {
 			e := &tl.Events[i]
-			if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start {
+			if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start || libraryRange(tl.Name(e.Name)) {
 				continue
 			}
 			// Only top-level ranges define steps: a range nested in another
@@ -222,7 +223,7 @@ func (ix *Index) repeatedSteps(apiCalls []int) (int, []Step, string) {
 	var outerEnd int64 = math.MinInt64
 	for _, i := range tl.Tracks[best].Events {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start || e.Start < outerEnd {
+		if e.Kind != timeline.KindRange || e.Has(timeline.FlagOpenEnd) || e.End <= e.Start || e.Start < outerEnd || libraryRange(tl.Name(e.Name)) {
 			continue
 		}
 		outerEnd = e.End
@@ -325,6 +326,19 @@ func (ix *Index) markTeardown(steps []Step, names []map[timeline.NameID]bool) {
 			return
 		}
 	}
+}
+
+// libraryRange reports whether a host range was written by a library
+// (NCCL's ncclAllReduce, RCCL, MPI) rather than the program's own loop:
+// never a step.
+func libraryRange(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range []string{"nccl", "rccl", "mpi_", "pmpi_"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuSpan is the first start and last end of GPU work (kernels, copies,
