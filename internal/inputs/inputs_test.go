@@ -1,7 +1,10 @@
 package inputs
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +221,74 @@ func TestPoolSize(t *testing.T) {
 	}
 	if n := poolSize([]string{f}, 10); n != 1 {
 		t.Errorf("a trace larger than the memory still gets one worker: %d", n)
+	}
+}
+
+// The reduce over per-rank JSON, as a task per rank writes it, equals the
+// analysis of the traces together.
+func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
+	for _, files := range [][]string{
+		{ddp("d0_straggler.rank0.pt.trace.json.gz"), ddp("d0_straggler.rank1.pt.trace.json.gz")},
+		{ddp("d1_balanced.rank0.pt.trace.json.gz"), ddp("d1_balanced.rank1.pt.trace.json.gz")},
+	} {
+		together, err := Analyze(files, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var summaries []string
+		for i, f := range files {
+			one, err := Analyze([]string{f}, Options{})
+			if err != nil || one.Kind != KindSingle {
+				t.Fatalf("%s: %v", f, err)
+			}
+			b, err := json.Marshal(one.Single)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(t.TempDir(), fmt.Sprintf("rank%d.json", i))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			summaries = append(summaries, p)
+		}
+		reduced, err := Reduce([]string{summaries[1], summaries[0]}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := json.Marshal(together.Job)
+		b, _ := json.Marshal(reduced)
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s: the reduce over per-rank JSON differs from the analysis together", files[0])
+		}
+	}
+	// A job document's ranks are taken over; a summary without a rank
+	// needs --job.
+	nsys, err := Analyze([]string{ddp("d0_straggler.nsys.sqlite")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(nsys.Job)
+	p := filepath.Join(t.TempDir(), "job.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Reduce([]string{p}, Options{})
+	if err != nil || again.Job.Straggler == nil || again.Job.Straggler.Rank != 1 {
+		t.Fatalf("job document: %v", err)
+	}
+	single, err := Analyze([]string{testfix.Project("r0_baseline.pt.trace.json.gz")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(single.Single)
+	q := filepath.Join(t.TempDir(), "r0.json")
+	if err := os.WriteFile(q, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Reduce([]string{q, q}, Options{}); err == nil || !strings.Contains(err.Error(), "pass --job") {
+		t.Errorf("summaries without ranks: %v", err)
+	}
+	if _, err := Reduce([]string{testfix.Project("r0_baseline.pt.trace.json.gz")}, Options{}); err == nil || !strings.Contains(err.Error(), "not a traceaudit analysis") {
+		t.Errorf("a trace given to the reduce: %v", err)
 	}
 }
