@@ -5,13 +5,48 @@ GO        ?= go
 BIN       := bin/traceaudit
 FUZZTIME  ?= 10s
 DEMO      := fixtures/r0_baseline.pt.trace.json.gz
+# make install copies the binary here (go install's folder by default).
+BINDIR    ?= $(shell $(GO) env GOPATH)/bin
 
-.PHONY: all build test race lint bench demo fuzz fuzz-ci clean
+# Version stamping (traceaudit version, tool_version in JSON): the nearest
+# tag (git describe), else "devel"; the commit, "-dirty" with uncommitted
+# changes.
+PKG       := github.com/traceaudit/traceaudit
+VERSION   ?= $(shell git describe --tags --dirty 2>/dev/null || echo devel)
+COMMIT    ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && { git diff --quiet HEAD 2>/dev/null && echo $$c || echo $$c-dirty; } || echo unknown)
+LDFLAGS   := -X $(PKG)/internal/version.version=$(VERSION) -X $(PKG)/internal/version.commit=$(COMMIT)
+# make dist: one tarball per platform, with SHA256SUMS.
+PLATFORMS := linux/amd64 linux/arm64
+DIST      := dist
+
+.PHONY: all build install dist test race lint bench demo fuzz fuzz-ci clean
 
 all: lint test build
 
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/traceaudit
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/traceaudit
+
+install: build
+	install -d "$(BINDIR)"
+	install -m 0755 $(BIN) "$(BINDIR)/traceaudit"
+	@echo "installed $(BINDIR)/traceaudit"
+
+# Release tarballs for copying to GPU boxes: traceaudit, LICENSE and
+# README.md in traceaudit-VERSION-OS-ARCH/, reproducible (sorted entries,
+# the commit's time, no owner), and their SHA-256 sums.
+dist:
+	rm -rf "$(DIST)" && mkdir -p "$(DIST)"
+	@set -e; mtime=$$(git log -1 --format=%ct 2>/dev/null || echo 0); \
+	for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; name=traceaudit-$(VERSION)-$$os-$$arch; \
+	  echo "dist: $$name"; \
+	  mkdir -p "$(DIST)/$$name"; \
+	  GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o "$(DIST)/$$name/traceaudit" ./cmd/traceaudit; \
+	  cp LICENSE README.md "$(DIST)/$$name/"; \
+	  tar -C "$(DIST)" --sort=name --mtime=@$$mtime --owner=0 --group=0 --numeric-owner -cf - "$$name" | gzip -n -9 > "$(DIST)/$$name.tar.gz"; \
+	  rm -rf "$(DIST)/$$name"; \
+	done; \
+	cd "$(DIST)" && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
 # The whole suite: unit, golden, fixture and cross-check tests, plus the
 # committed fuzz corpora as regression inputs.
@@ -53,4 +88,4 @@ fuzz-ci:
 	$(MAKE) fuzz FUZZTIME=5s
 
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)

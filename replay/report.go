@@ -51,3 +51,17 @@ func NewReport(p *Plan, device string, measured bool, steps int) *Report {
 	}
 	return r
 }
+
+// PredictedStepNS is the step time the analyzers predict for variant v, in
+// nanoseconds: the replayed observed step (the trace's step in a dry run)
+// divided by v's predicted speedup; 0 when v has no prediction.
+func (r *Report) PredictedStepNS(v Variant) int64 {
+	if v.PredictedSpeedup <= 0 {
+		return 0
+	}
+	base := r.ObservedStepNS
+	if !r.DryRun && len(r.Variants) > 0 {
+		base = r.Variants[0].StepNSMedian
+	}
+	return int64(float64(base) / v.PredictedSpeedup)
+}

@@ -1,9 +1,7 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -15,11 +13,10 @@ import (
 // textWidth is where the text report wraps prose.
 const textWidth = 100
 
-// WriteAnalyzeText writes the terminal report: verdict first, then the step
+// analyzeText writes the terminal report: verdict first, then the step
 // split, then findings by wasted time with fix, code and evidence, then what
 // the input could not show.
-func WriteAnalyzeText(w io.Writer, r *audit.Report) error {
-	p := &printer{w: w}
+func analyzeText(p *printer, r *audit.Report) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	p.line("%s", r.Verdict)
 	p.line("")
@@ -73,7 +70,6 @@ func WriteAnalyzeText(w io.Writer, r *audit.Report) error {
 			}
 		}
 	}
-	return p.err
 }
 
 func writeStepsText(p *printer, r *audit.Report) {
@@ -147,22 +143,6 @@ func wrap(s string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
-}
-
-// WriteAnalyzeJSON writes one report as the JSON contract, or several as a
-// JSON array.
-func WriteAnalyzeJSON(w io.Writer, reports []*audit.Report) error {
-	if len(reports) == 1 {
-		return writeJSON(w, reports[0])
-	}
-	return writeJSON(w, reports)
-}
-
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // MaxSeverity is the highest severity among the reports' findings.

@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
-
-// WriteDiffJSON writes the diff contract.
-func WriteDiffJSON(w io.Writer, d *compare.Diff) error { return writeJSON(w, d) }
 
 func sideText(s compare.Side) string {
 	if s.Severity == 0 {
@@ -37,9 +33,8 @@ func idList(ids []string) string {
 	return strings.Join(ids, ", ")
 }
 
-// WriteDiffText writes the terminal form of a diff.
-func WriteDiffText(w io.Writer, d *compare.Diff) error {
-	p := &printer{w: w}
+// diffText writes the terminal form of a diff.
+func diffText(p *printer, d *compare.Diff) {
 	p.line("%s -> %s", filepath.Base(d.Before.File), filepath.Base(d.After.File))
 	p.line("step: %s -> %s (%s)", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))
 	p.line("before: %s", d.Before.Verdict)
@@ -56,12 +51,10 @@ func WriteDiffText(w io.Writer, d *compare.Diff) error {
 			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), c.Status)
 		}
 	}
-	return p.err
 }
 
-// WriteDiffMarkdown writes a diff for a pull request comment.
-func WriteDiffMarkdown(w io.Writer, d *compare.Diff, o MarkdownOptions) error {
-	p := &printer{w: w}
+// diffMarkdown writes a diff for a pull request comment.
+func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 	p.line("## traceaudit diff: %s → %s", mdEscape(filepath.Base(d.Before.File)), mdEscape(filepath.Base(d.After.File)))
 	p.line("")
 	p.line("**Step %s → %s: %s.**", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))
@@ -85,7 +78,6 @@ func WriteDiffMarkdown(w io.Writer, d *compare.Diff, o MarkdownOptions) error {
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
-	return p.err
 }
 
 func mdIDs(ids []string) string {

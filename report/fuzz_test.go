@@ -67,24 +67,17 @@ func FuzzRenderers(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var buf bytes.Buffer
-		if err := WriteAnalyzeText(&buf, r); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteAnalyzeMarkdown(&buf, r, MarkdownOptions{Command: "x"}); err != nil {
-			t.Fatal(err)
-		}
-		buf.Reset()
-		if err := WriteAnalyzeJSON(&buf, []*audit.Report{r}); err != nil || !json.Valid(buf.Bytes()) {
-			t.Fatalf("analyze JSON: %v", err)
-		}
 		d := compare.Compare(r, r)
-		buf.Reset()
-		if err := WriteDiffJSON(&buf, d); err != nil || !json.Valid(buf.Bytes()) {
-			t.Fatalf("diff JSON: %v", err)
-		}
-		if err := WriteDiffText(&buf, d); err != nil {
-			t.Fatal(err)
+		for _, doc := range []any{r, []*audit.Report{r, r}, d} {
+			for _, f := range []Format{Text, Markdown, JSON} {
+				var buf bytes.Buffer
+				if err := Render(&buf, f, doc, Options{Command: "x"}); err != nil {
+					t.Fatalf("%s of %T: %v", f, doc, err)
+				}
+				if f == JSON && !json.Valid(buf.Bytes()) {
+					t.Fatalf("%T: JSON does not parse", doc)
+				}
+			}
 		}
 		for _, fd := range r.Findings {
 			if fd.Share < 0 || fd.Share > 1 || fd.EstimatedSpeedup < 1 || fd.WastedNS < 0 {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -10,27 +9,10 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-// Plot is an image embedded in a Markdown report.
-type Plot struct {
-	// File is the path relative to the report.
-	File string
-	// Title and Caption say what the plot shows and what to look for.
-	Title, Caption string
-}
-
-// MarkdownOptions tune the Markdown report.
-type MarkdownOptions struct {
-	// Command is the command line that produced the report.
-	Command string
-	// Plots are embedded after the findings.
-	Plots []Plot
-}
-
-// WriteAnalyzeMarkdown writes a report that reads well on GitHub: verdict,
+// analyzeMarkdown writes a report that reads well on GitHub: verdict,
 // findings table, per-step split, each finding's fix and code, plots, what
 // the trace could not show, and the command that produced it.
-func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error {
-	p := &printer{w: w}
+func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 	p.line("## traceaudit: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	p.line("**%s**", mdEscape(r.Verdict))
@@ -101,7 +83,6 @@ func WriteAnalyzeMarkdown(w io.Writer, r *audit.Report, o MarkdownOptions) error
 		}
 	}
 	mdCommand(p, o.Command)
-	return p.err
 }
 
 // mdPlots embeds plots with their captions, each under a heading when

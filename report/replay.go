@@ -2,16 +2,12 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/replay"
 )
-
-// WriteReplayJSON writes the replay contract.
-func WriteReplayJSON(w io.Writer, r *replay.Report) error { return writeJSON(w, r) }
 
 // planLine describes the replayed step in one line.
 func planLine(r *replay.Report) string {
@@ -65,11 +61,10 @@ func fixFor(v replay.Variant) string {
 	return *v.FixFor
 }
 
-// WriteReplayText writes the terminal report: per variant the measured
-// step time, speedup, predicted speedup and GPU time, then the fidelity of
-// the observed replay.
-func WriteReplayText(w io.Writer, r *replay.Report) error {
-	p := &printer{w: w}
+// replayText writes the terminal report: per variant the measured step
+// time, speedup, predicted speedup and GPU time, then the fidelity of the
+// observed replay.
+func replayText(p *printer, r *replay.Report) {
 	if r.DryRun {
 		p.line("replay plan for %s (dry run: nothing was run)", filepath.Base(r.File))
 	} else {
@@ -83,7 +78,7 @@ func WriteReplayText(w io.Writer, r *replay.Report) error {
 		for _, v := range r.Variants {
 			p.line("%-19s %-20s %-44s %9s", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
 		}
-		return p.err
+		return
 	}
 	p.line("%-19s %-20s %11s %8s %10s %11s   %s", "variant", "fixes", "step", "speedup", "predicted", "GPU/step", "setup")
 	for _, v := range r.Variants {
@@ -99,7 +94,6 @@ func WriteReplayText(w io.Writer, r *replay.Report) error {
 			p.line("  %s", l)
 		}
 	}
-	return p.err
 }
 
 // fidelityNote says how far to trust the measured speedups.
@@ -114,9 +108,8 @@ func fidelityNote(f *replay.Fidelity) string {
 	return "The replayed step differs from the trace by more than 25 %: compare speedups with care."
 }
 
-// WriteReplayMarkdown writes the replay report for a pull request.
-func WriteReplayMarkdown(w io.Writer, r *replay.Report, o MarkdownOptions) error {
-	p := &printer{w: w}
+// replayMarkdown writes the replay report for a pull request.
+func replayMarkdown(p *printer, r *replay.Report, o Options) {
 	p.line("## traceaudit replay: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	if r.DryRun {
@@ -147,5 +140,4 @@ func WriteReplayMarkdown(w io.Writer, r *replay.Report, o MarkdownOptions) error
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
-	return p.err
 }

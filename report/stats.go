@@ -14,9 +14,8 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// WriteStatsText writes the short human summary of `traceaudit stats`.
-func WriteStatsText(w io.Writer, s *stats.Stats) error {
-	p := &printer{w: w}
+// statsText writes the short human summary of `traceaudit stats`.
+func statsText(p *printer, s *stats.Stats) {
 	d := &s.Detail
 	head := filepath.Base(s.File) + "  (" + s.Format
 	if d.Version != "" {
@@ -64,7 +63,6 @@ func WriteStatsText(w io.Writer, s *stats.Stats) error {
 		p.line("")
 		p.line("not recorded: %s", strings.Join(miss, "; "))
 	}
-	return p.err
 }
 
 // plural is "1 stream", "3 streams".

@@ -264,6 +264,23 @@ type Observed struct {
 	// MemoryKinds: memcpy rows say whether host memory is pageable or
 	// pinned (ROCm traces do not).
 	MemoryKinds bool
+
+	// The Can fields say what the profiler that made the input can record
+	// at all, whether or not this capture did, so that an analyzer missing
+	// its data can say whether to capture again with other options or with
+	// another profiler. Ingesters set them; analyzers never look at the
+	// input's format.
+
+	// CanOSCalls: the profiler can trace OS runtime calls (Nsight Systems
+	// with --trace=osrt); the PyTorch profiler cannot.
+	CanOSCalls bool
+	// CanNVTX: the profiler can trace NVTX ranges (Nsight Systems with
+	// --trace=nvtx).
+	CanNVTX bool
+	// CanAnnotations: the profiler records record_function /
+	// user_annotation ranges and DataLoader __next__ spans by itself (the
+	// PyTorch profiler).
+	CanAnnotations bool
 }
 
 // Device describes a GPU where the input records it.
@@ -280,7 +297,9 @@ type Device struct {
 type Source struct {
 	// Path is the input file as the user named it.
 	Path string
-	// Format is "nsys-sqlite" or "chrome-trace".
+	// Format names the input format for reports ("nsys-sqlite",
+	// "chrome-trace"). Analyzers must not branch on it: what the input
+	// could observe is in Observed.
 	Format string
 	// Version is the producer version where known (nsys product version,
 	// or a Kineto era such as "kineto-2021").

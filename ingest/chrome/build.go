@@ -103,6 +103,9 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		Annotations: s.annotations,
 		DataLoader:  s.dataLoader,
 		MemoryKinds: s.memKinds,
+		// The PyTorch profiler records its own annotations and DataLoader
+		// spans, never OS runtime calls or NVTX.
+		CanAnnotations: true,
 	}
 	p.warnUnknown(unknown)
 	tl, err := b.Build()

@@ -172,6 +172,11 @@ func TestSmallTraces(t *testing.T) {
 	if len(warns) != 1 || warns[0] != wantWarn {
 		t.Errorf("warnings %q\nwant %q", warns, wantWarn)
 	}
+	// The PyTorch profiler records its own ranges, never OS calls or NVTX,
+	// whatever this trace holds.
+	if o := tl.Observed; !o.CanAnnotations || o.CanOSCalls || o.CanNVTX {
+		t.Errorf("capabilities %+v", o)
+	}
 	if tl.Source.Version != "kineto-2024" || tl.Events[1].API != timeline.APILaunch {
 		t.Errorf("version %q, API %v", tl.Source.Version, tl.Events[1].API)
 	}

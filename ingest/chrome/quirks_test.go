@@ -115,7 +115,7 @@ func TestH200BaselineTrace(t *testing.T) {
 	if s := linkedShare(t, tl); s < 0.84 {
 		t.Errorf("only %.1f%% of kernels linked to their launch", 100*s)
 	}
-	want := timeline.Observed{GPU: true, APICalls: true, HostOps: true, Annotations: true, DataLoader: true, MemoryKinds: true}
+	want := timeline.Observed{GPU: true, APICalls: true, HostOps: true, Annotations: true, DataLoader: true, MemoryKinds: true, CanAnnotations: true}
 	if tl.Observed != want {
 		t.Errorf("Observed = %+v, want %+v", tl.Observed, want)
 	}
@@ -182,7 +182,7 @@ func TestOldFormat2021(t *testing.T) {
 	if s := linkedShare(t, tl); s < 0.92 { // 708 of 9564 kernels have no Runtime row
 		t.Errorf("only %.1f%% of kernels linked", 100*s)
 	}
-	if !tl.Observed.HostOps || tl.Observed.Annotations || !tl.Observed.DataLoader || !tl.Observed.MemoryKinds {
+	if o := tl.Observed; !o.HostOps || o.Annotations || !o.DataLoader || !o.MemoryKinds || !o.CanAnnotations || o.CanOSCalls || o.CanNVTX {
 		t.Errorf("Observed %+v", tl.Observed)
 	}
 }

@@ -148,6 +148,8 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 		NVTX:        present(tabNVTX),
 		DataLoader:  m.dataLoader,
 		MemoryKinds: present(tabMemcpy),
+		CanOSCalls:  true,
+		CanNVTX:     true,
 	}
 	if opts.Progress != nil {
 		d := p.done.Load()

@@ -333,7 +333,7 @@ func TestNonLazyExport(t *testing.T) {
 	path := synthDB(t, filepath.Join(dir, "kernels.sqlite"), append(ddl,
 		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 1, NULL, 7, 3, `+gpid+`, 0, 0, NULL, 0)`)...)
 	tl := read(t, path)
-	if want := (timeline.Observed{GPU: true}); tl.Observed != want || tl.Source.Version != "2022.2.1.31" {
+	if want := (timeline.Observed{GPU: true, CanOSCalls: true, CanNVTX: true}); tl.Observed != want || tl.Source.Version != "2022.2.1.31" {
 		t.Errorf("observed %+v, version %q", tl.Observed, tl.Source.Version)
 	}
 }

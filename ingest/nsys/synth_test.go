@@ -96,7 +96,7 @@ func TestMissingTables(t *testing.T) {
 		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (10, 20, 0, 1, NULL, 7, 3, `+gpid+`, 2, 1, NULL, 0)`,
 		`INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (30, 40, 0, 1, NULL, 7, 4, `+gpid+`, 2, 1, NULL, 12)`)
 	tl := read(t, path)
-	want := timeline.Observed{GPU: true}
+	want := timeline.Observed{GPU: true, CanOSCalls: true, CanNVTX: true}
 	if tl.Observed != want {
 		t.Errorf("observed %+v, want %+v", tl.Observed, want)
 	}

@@ -1,6 +1,10 @@
 // Package testfix locates test fixtures: the project's own captures under
 // fixtures/ and the public corpus in ../shared/fixtures beside the checkout.
-// Tests that need the shared corpus skip with a message where it is absent.
+//
+// Tests that need something this machine lacks (the shared corpus, a tool
+// such as a headless browser) call Missing: it skips the test with the
+// reason, or, when RequireEnv is set to 1 (CI sets it, see .ci/run), fails
+// it, so that a CI run cannot pass by skipping what it was meant to test.
 package testfix
 
 import (
@@ -11,6 +15,26 @@ import (
 	"testing"
 )
 
+// RequireEnv names the environment variable that turns Missing's skips
+// into failures: TRACEAUDIT_REQUIRE_FIXTURES=1.
+const RequireEnv = "TRACEAUDIT_REQUIRE_FIXTURES"
+
+// Required reports whether missing fixtures and tools fail tests instead of
+// skipping them (RequireEnv is "1").
+func Required() bool { return os.Getenv(RequireEnv) == "1" }
+
+// Missing stops a test that cannot run here because something it needs is
+// absent (a fixture, a tool): it skips with the message, or fails the test
+// with it when Required. Tests that skip for other reasons (-short, no GPU
+// on this machine) call t.Skip themselves.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if Required() {
+		t.Fatalf(format+" ("+RequireEnv+"=1: a missing fixture or tool fails the test)", args...)
+	}
+	t.Skipf(format, args...)
+}
+
 // Root is the repository root (the folder holding go.mod).
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
@@ -20,8 +44,8 @@ func Root() string {
 // Project returns the path of a file under the project's fixtures/ folder.
 func Project(name string) string { return filepath.Join(Root(), "fixtures", name) }
 
-// SharedDir returns ../shared/fixtures/<sub> beside the checkout, or skips
-// the test when it is absent. TRACEAUDIT_SHARED overrides the location of
+// SharedDir returns ../shared/fixtures/<sub> beside the checkout, or calls
+// Missing when it is absent. TRACEAUDIT_SHARED overrides the location of
 // ../shared.
 func SharedDir(t testing.TB, sub string) string {
 	t.Helper()
@@ -31,24 +55,24 @@ func SharedDir(t testing.TB, sub string) string {
 	}
 	dir := filepath.Join(base, "fixtures", sub)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		t.Skipf("shared fixtures not found at %s: skipping (clone ../shared beside the checkout to run this test)", dir)
+		Missing(t, "shared fixtures not found at %s: skipping (clone ../shared beside the checkout to run this test)", dir)
 	}
 	return dir
 }
 
-// Shared returns the path of ../shared/fixtures/<sub>/<name>, skipping the
-// test when the shared corpus is absent.
+// Shared returns the path of ../shared/fixtures/<sub>/<name>, calling
+// Missing when it is absent.
 func Shared(t testing.TB, sub, name string) string {
 	t.Helper()
 	p := filepath.Join(SharedDir(t, sub), name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("shared fixture %s not found: skipping", p)
+		Missing(t, "shared fixture %s not found: skipping", p)
 	}
 	return p
 }
 
 // SharedGlob returns the sorted files matching pattern in
-// ../shared/fixtures/<sub>, skipping the test when the corpus is absent.
+// ../shared/fixtures/<sub>, calling Missing when none match.
 func SharedGlob(t testing.TB, sub, pattern string) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(SharedDir(t, sub), pattern))
@@ -56,7 +80,7 @@ func SharedGlob(t testing.TB, sub, pattern string) []string {
 		t.Fatal(err)
 	}
 	if len(m) == 0 {
-		t.Skipf("no shared fixtures match %s/%s: skipping", sub, pattern)
+		Missing(t, "no shared fixtures match %s/%s: skipping", sub, pattern)
 	}
 	sort.Strings(m)
 	return m

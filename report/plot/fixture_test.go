@@ -73,31 +73,41 @@ func checkFiles(t *testing.T, dir string, w Written) {
 	}
 }
 
-func TestWriteAllRealTrace(t *testing.T) {
+// writeChecked writes f into dir and checks its files.
+func writeChecked(t *testing.T, dir string, f *Figure) {
+	t.Helper()
+	w, err := f.Write(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, dir, w)
+}
+
+func TestAnalyzeFiguresRealTrace(t *testing.T) {
 	r := load(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
 	dir := t.TempDir()
-	ws, err := WriteAll(dir, r)
+	figs, err := Analyze(r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
-	for _, w := range ws {
-		names = append(names, w.Name)
-		checkFiles(t, dir, w)
+	for _, f := range figs {
+		names = append(names, f.Name)
+		writeChecked(t, dir, f)
 	}
 	if want := []string{"timeline", "utilization", "steps", "findings"}; !slices.Equal(names, want) {
-		t.Errorf("wrote %v, want %v", names, want)
+		t.Errorf("built %v, want %v", names, want)
 	}
-	w, err := StepsDiff(dir, r, r)
+	d, err := NewStepsDiff(r, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFiles(t, dir, w)
-	w, err = Replay(dir, []ReplayBar{{"observed", r.Steps.MedianNS, r.Steps.MedianNS}, {"all", r.Steps.MedianNS / 5, r.Steps.MedianNS / 6}})
+	writeChecked(t, dir, d)
+	rp, err := NewReplay([]ReplayBar{{"observed", r.Steps.MedianNS, r.Steps.MedianNS}, {"all", r.Steps.MedianNS / 5, r.Steps.MedianNS / 6}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFiles(t, dir, w)
+	writeChecked(t, dir, rp)
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 12 {
 		t.Errorf("%d files in the folder, want 12", len(entries))
@@ -155,12 +165,12 @@ func TestSharedH200Traces(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			r := load(t, testfix.Shared(t, "h200", name))
 			dir := t.TempDir()
-			ws, err := WriteAll(dir, r)
+			figs, err := Analyze(r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, w := range ws {
-				checkFiles(t, dir, w)
+			for _, f := range figs {
+				writeChecked(t, dir, f)
 			}
 		})
 	}

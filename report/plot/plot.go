@@ -5,8 +5,8 @@
 // times (design.md, "Output folders").
 //
 // Every figure is built by a New* function that returns a *Figure, so tests
-// can inspect what is drawn, and written by Figure.Write as <name>.png and
-// <name>.svg. WriteAll, StepsDiff and Replay build and write in one call.
+// can inspect what is drawn, and rendered by Figure.PNG and Figure.SVG
+// (report/folder writes them into report folders).
 //
 // Figures use only the Liberation fonts that gonum/plot ships, and the same
 // input gives the same bytes. Colours are shared by all figures: compute is
@@ -172,7 +172,8 @@ func (f *Figure) SVG() ([]byte, error) {
 	return bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFonts)), nil
 }
 
-// Write writes <Name>.png and <Name>.svg into dir, which must exist.
+// Write writes <Name>.png and <Name>.svg into dir, which must exist (for
+// tests and tools; report folders are written by report/folder).
 func (f *Figure) Write(dir string) (Written, error) {
 	w := Written{Name: f.Name, Title: f.Title, Caption: f.Caption, PNG: f.Name + ".png", SVG: f.Name + ".svg"}
 	png, err := f.PNG()
@@ -196,41 +197,17 @@ func (f *Figure) Write(dir string) (Written, error) {
 // of a report read back from JSON, which has neither.
 var ErrNoTimeline = errors.New("plot: the report has no timeline (read from JSON?): timeline and utilization plots need the trace")
 
-// WriteAll writes the four figures of an analyze report into dir:
-// timeline, utilization, steps and findings, in that order.
-func WriteAll(dir string, r *audit.Report) ([]Written, error) {
+// Analyze builds the four figures of an analyze report: timeline,
+// utilization, steps and findings, in that order.
+func Analyze(r *audit.Report) ([]*Figure, error) {
 	build := []func(*audit.Report) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings}
-	out := make([]Written, 0, len(build))
+	out := make([]*Figure, 0, len(build))
 	for _, b := range build {
 		f, err := b(r)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		w, err := f.Write(dir)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, w)
+		out = append(out, f)
 	}
 	return out, nil
-}
-
-// StepsDiff writes steps-diff.png and .svg into dir: the mean steady step
-// of before and after as two stacked bars (see NewStepsDiff).
-func StepsDiff(dir string, before, after *audit.Report) (Written, error) {
-	f, err := NewStepsDiff(before, after)
-	if err != nil {
-		return Written{}, err
-	}
-	return f.Write(dir)
-}
-
-// Replay writes replay.png and .svg into dir: measured vs predicted step
-// time per replay variant (see NewReplay).
-func Replay(dir string, variants []ReplayBar) (Written, error) {
-	f, err := NewReplay(variants)
-	if err != nil {
-		return Written{}, err
-	}
-	return f.Write(dir)
 }

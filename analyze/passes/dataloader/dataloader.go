@@ -36,13 +36,17 @@ func observable(p *analyze.Pass) (bool, string) {
 	if len(ix.MainData) > 0 {
 		return true, ""
 	}
-	if p.Timeline.Source.Format == "nsys-sqlite" {
-		if !p.Timeline.Observed.NVTX {
-			return false, "no NVTX ranges in the export: wrap batch loading in torch.cuda.nvtx.range(\"get batch\") and capture with nsys --trace=cuda,nvtx"
-		}
+	// What to capture depends on how the profiler records ranges: by itself
+	// (record_function, DataLoader spans) or through NVTX.
+	switch o := p.Timeline.Observed; {
+	case o.CanAnnotations:
+		return false, "no DataLoader __next__ span or range matching --data-range on the main thread: iterate the DataLoader inside the profiled loop, or wrap batch loading in torch.profiler.record_function(\"get batch\")"
+	case o.CanNVTX && !o.NVTX:
+		return false, "no NVTX ranges in the profile: wrap batch loading in torch.cuda.nvtx.range(\"get batch\") and capture with nsys --trace=cuda,nvtx"
+	case o.CanNVTX:
 		return false, "no NVTX range on the main thread names data loading (matching --data-range): wrap batch loading in torch.cuda.nvtx.range(\"get batch\") or pass --data-range"
 	}
-	return false, "no DataLoader __next__ span or range matching --data-range on the main thread: iterate the DataLoader inside the profiled loop, or wrap batch loading in torch.profiler.record_function(\"get batch\")"
+	return false, "no range on the main thread names data loading (DataLoader __next__, or a range matching --data-range): wrap batch loading in a named range (torch.profiler.record_function or NVTX) or pass --data-range"
 }
 
 func run(p *analyze.Pass) (any, error) {

@@ -29,11 +29,11 @@ Cost: O(n log n).`,
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.15},
 	VerifyWith: []string{"reuse-buffers"},
 	Observable: func(p *analyze.Pass) (bool, string) {
-		if !p.Timeline.Observed.OSCalls {
-			if p.Timeline.Source.Format == "chrome-trace" {
-				return false, "PyTorch profiler traces do not record OS runtime calls: capture with nsys profile --trace=cuda,nvtx,osrt to see munmap"
+		if o := p.Timeline.Observed; !o.OSCalls {
+			if !o.CanOSCalls {
+				return false, "this trace's profiler does not record OS runtime calls (the PyTorch profiler never does): capture with nsys profile --trace=cuda,nvtx,osrt to see munmap"
 			}
-			return false, "the export has no OS runtime calls: capture with nsys profile --trace=cuda,nvtx,osrt"
+			return false, "the profile has no OS runtime calls: capture with nsys profile --trace=cuda,nvtx,osrt"
 		}
 		return true, ""
 	},

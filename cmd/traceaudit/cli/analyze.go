@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -159,7 +158,7 @@ in plain words and the PyTorch change.
 Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
-				return usagef("analyze: want at least one trace file (see traceaudit analyze --help)")
+				return usagef("analyze: want at least one trace file")
 			}
 			return nil
 		},
@@ -200,39 +199,11 @@ func analyzeRun(opts *AnalyzeOptions) error {
 		}
 		reports = append(reports, r)
 	}
-	var buf bytes.Buffer
-	var err error
-	switch opts.Format {
-	case "json":
-		err = report.WriteAnalyzeJSON(&buf, reports)
-	case "markdown":
-		for i, r := range reports {
-			if i > 0 {
-				buf.WriteString("\n---\n\n")
-			}
-			if err = report.WriteAnalyzeMarkdown(&buf, r, report.MarkdownOptions{Command: strings.Join(opts.Args, " ")}); err != nil {
-				break
-			}
-		}
-	default:
-		for i, r := range reports {
-			if i > 0 {
-				buf.WriteString("\n")
-			}
-			if err = report.WriteAnalyzeText(&buf, r); err != nil {
-				break
-			}
-		}
+	var doc any = reports
+	if len(reports) == 1 {
+		doc = reports[0]
 	}
-	if err != nil {
-		return err
-	}
-	if opts.OutDir != "" {
-		if err := writeAnalyzeOut(opts.OutDir, reports[0], strings.Join(opts.Args, " ")); err != nil {
-			return err
-		}
-	}
-	if _, err := opts.IO.Out.Write(buf.Bytes()); err != nil {
+	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, doc); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, report.MaxSeverity(reports...), "findings")

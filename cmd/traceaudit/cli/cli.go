@@ -15,6 +15,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -34,7 +35,8 @@ type IO struct {
 	Args []string
 }
 
-// usageError is bad usage: a wrong flag value or argument count.
+// usageError is bad usage: a wrong flag value or argument count. Main
+// points the user to the command's help after the message.
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
@@ -68,11 +70,14 @@ func Run(args []string, ios *IO) int {
 	ios.Args = args
 	root := NewRoot(ios)
 	root.SetArgs(args)
-	err := root.Execute()
-	return exitCode(err, ios)
+	cmd, err := root.ExecuteC()
+	return exitCode(err, cmd, ios)
 }
 
-func exitCode(err error, ios *IO) int {
+// exitCode maps a command's error to the exit code and prints it as one
+// line: findings at --fail-on exit 1; bad usage (followed by where to read
+// the usage), bad input and failed runs exit 2.
+func exitCode(err error, cmd *cobra.Command, ios *IO) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -83,7 +88,13 @@ func exitCode(err error, ios *IO) int {
 		}
 		return ExitFindings
 	}
-	fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(err.Error()))
+	msg := oneLine(err.Error())
+	// Errors of the root command itself (an unknown command) are usage
+	// errors too.
+	if cmd != nil && (errors.As(err, new(usageError)) || !cmd.HasParent()) {
+		msg += " (see " + cmd.CommandPath() + " --help)"
+	}
+	fmt.Fprintln(ios.Err, "traceaudit: "+msg)
 	return ExitError
 }
 
@@ -113,7 +124,9 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 	root.SetOut(ios.Out)
 	root.SetErr(ios.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil))
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdVersion(ios, nil))
 	return root
 }
 
@@ -121,7 +134,7 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usagef("%s: want %d file argument(s), got %d (see traceaudit %s --help)", cmd.Name(), n, len(args), cmd.Name())
+			return usagef("%s: want %d file argument(s), got %d", cmd.Name(), n, len(args))
 		}
 		return nil
 	}

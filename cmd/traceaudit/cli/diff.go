@@ -1,16 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/internal/outdir"
-	"github.com/traceaudit/traceaudit/report"
-	"github.com/traceaudit/traceaudit/report/plot"
 )
 
 // DiffOptions are the inputs of `traceaudit diff`.
@@ -67,43 +61,7 @@ func diffRun(opts *DiffOptions) error {
 		}
 	}
 	d := compare.Compare(reps[0], reps[1])
-	command := strings.Join(opts.Args, " ")
-	var buf bytes.Buffer
-	var err error
-	switch opts.Format {
-	case "json":
-		err = report.WriteDiffJSON(&buf, d)
-	case "markdown":
-		err = report.WriteDiffMarkdown(&buf, d, report.MarkdownOptions{Command: command})
-	default:
-		err = report.WriteDiffText(&buf, d)
-	}
-	if err != nil {
-		return err
-	}
-	if opts.OutDir != "" {
-		err := writeOut(opts.OutDir, func(w *outdir.Writer) error {
-			pw, err := plot.StepsDiff(w.Dir(), d.Before, d.After)
-			if err != nil {
-				return err
-			}
-			var md, js bytes.Buffer
-			if err := report.WriteDiffMarkdown(&md, d, report.MarkdownOptions{Command: command, Plots: plotsOf([]plot.Written{pw})}); err != nil {
-				return err
-			}
-			if err := report.WriteDiffJSON(&js, d); err != nil {
-				return err
-			}
-			if err := w.File("report.md", md.Bytes()); err != nil {
-				return err
-			}
-			return w.File("report.json", js.Bytes())
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if _, err := opts.IO.Out.Write(buf.Bytes()); err != nil {
+	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, d.Worst(), "new or regressed findings")

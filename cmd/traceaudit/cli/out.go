@@ -2,11 +2,11 @@ package cli
 
 import (
 	"bytes"
+	"strings"
 
-	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/report"
-	"github.com/traceaudit/traceaudit/report/plot"
+	"github.com/traceaudit/traceaudit/report/folder"
 )
 
 // checkOut refuses, before any work, an --out folder that traceaudit may
@@ -19,46 +19,21 @@ func checkOut(dir string) error {
 	return outdir.Check(dir)
 }
 
-// writeOut builds a report folder with fill and swaps it in atomically: on
-// any error the previous folder stays as it was.
-func writeOut(dir string, fill func(w *outdir.Writer) error) error {
-	w, err := outdir.New(dir)
-	if err != nil {
+// emit renders doc in format on stdout and, when outDir is set, writes
+// the report folder there; args (the command line) are quoted in Markdown
+// reports. Everything is rendered before anything is written, and the
+// folder before stdout, so a failure leaves no partial output.
+func emit(ios *IO, format, outDir string, args []string, doc any) error {
+	o := report.Options{Command: strings.Join(args, " ")}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, report.Format(format), doc, o); err != nil {
 		return err
 	}
-	if err := fill(w); err != nil {
-		w.Abort()
-		return err
+	if outDir != "" {
+		if err := folder.Write(outDir, doc, o); err != nil {
+			return err
+		}
 	}
-	return w.Commit()
-}
-
-// plotsOf turns written figures into Markdown plot links.
-func plotsOf(ws []plot.Written) []report.Plot {
-	out := make([]report.Plot, 0, len(ws))
-	for _, x := range ws {
-		out = append(out, report.Plot{File: x.PNG, Title: x.Title, Caption: x.Caption})
-	}
-	return out
-}
-
-// writeAnalyzeOut writes report.md, report.json and the four plots.
-func writeAnalyzeOut(dir string, r *audit.Report, command string) error {
-	return writeOut(dir, func(w *outdir.Writer) error {
-		ws, err := plot.WriteAll(w.Dir(), r)
-		if err != nil {
-			return err
-		}
-		var md, js bytes.Buffer
-		if err := report.WriteAnalyzeMarkdown(&md, r, report.MarkdownOptions{Command: command, Plots: plotsOf(ws)}); err != nil {
-			return err
-		}
-		if err := report.WriteAnalyzeJSON(&js, []*audit.Report{r}); err != nil {
-			return err
-		}
-		if err := w.File("report.md", md.Bytes()); err != nil {
-			return err
-		}
-		return w.File("report.json", js.Bytes())
-	})
+	_, err := ios.Out.Write(buf.Bytes())
+	return err
 }

@@ -1,26 +1,21 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
 	"github.com/traceaudit/traceaudit/replay/cudaexec"
-	"github.com/traceaudit/traceaudit/report"
-	"github.com/traceaudit/traceaudit/report/plot"
 )
 
 // ReplayOptions are the inputs of `traceaudit replay`.
@@ -117,26 +112,7 @@ func replayRun(opts *ReplayOptions) error {
 			return err
 		}
 	}
-	var buf bytes.Buffer
-	command := strings.Join(opts.Args, " ")
-	switch opts.Format {
-	case "json":
-		err = report.WriteReplayJSON(&buf, rep)
-	case "markdown":
-		err = report.WriteReplayMarkdown(&buf, rep, report.MarkdownOptions{Command: command})
-	default:
-		err = report.WriteReplayText(&buf, rep)
-	}
-	if err != nil {
-		return err
-	}
-	if opts.OutDir != "" {
-		if err := writeReplayOut(opts.OutDir, rep, command); err != nil {
-			return err
-		}
-	}
-	_, err = opts.IO.Out.Write(buf.Bytes())
-	return err
+	return emit(opts.IO, opts.Format, opts.OutDir, opts.Args, rep)
 }
 
 // runReplay opens the GPU and runs the plan, stopping cleanly on Ctrl-C.
@@ -160,36 +136,4 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
 		return nil, fmt.Errorf("%s: replay: %w", opts.File, err)
 	}
 	return replay.NewReport(p, ex.Device(), true, opts.Steps), nil
-}
-
-func writeReplayOut(dir string, rep *replay.Report, command string) error {
-	return writeOut(dir, func(w *outdir.Writer) error {
-		var plots []report.Plot
-		if !rep.DryRun {
-			bars := make([]plot.ReplayBar, 0, len(rep.Variants))
-			for _, v := range rep.Variants {
-				pred := int64(0)
-				if v.PredictedSpeedup > 0 {
-					pred = int64(float64(rep.Variants[0].StepNSMedian) / v.PredictedSpeedup)
-				}
-				bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMedian, PredictedNS: pred})
-			}
-			pw, err := plot.Replay(w.Dir(), bars)
-			if err != nil {
-				return err
-			}
-			plots = plotsOf([]plot.Written{pw})
-		}
-		var md, js bytes.Buffer
-		if err := report.WriteReplayMarkdown(&md, rep, report.MarkdownOptions{Command: command, Plots: plots}); err != nil {
-			return err
-		}
-		if err := report.WriteReplayJSON(&js, rep); err != nil {
-			return err
-		}
-		if err := w.File("report.md", md.Bytes()); err != nil {
-			return err
-		}
-		return w.File("report.json", js.Bytes())
-	})
 }

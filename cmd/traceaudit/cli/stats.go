@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/stats"
-	"github.com/traceaudit/traceaudit/report"
 )
 
 // StatsOptions are the inputs of `traceaudit stats`.
@@ -45,17 +41,5 @@ func statsRun(opts *StatsOptions) error {
 	if err != nil {
 		return err
 	}
-	s := stats.Compute(tl)
-	var buf bytes.Buffer
-	if opts.Format == "json" {
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(s); err != nil {
-			return err
-		}
-	} else if err := report.WriteStatsText(&buf, s); err != nil {
-		return err
-	}
-	_, err = opts.IO.Out.Write(buf.Bytes())
-	return err
+	return emit(opts.IO, opts.Format, "", nil, stats.Compute(tl))
 }

@@ -22,13 +22,16 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/version"
 )
 
 // rawStats mirrors the stats JSON contract.
 type rawStats struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
-	GPU    struct {
+	SchemaVersion int    `json:"schema_version"`
+	ToolVersion   string `json:"tool_version"`
+	File          string `json:"file"`
+	Format        string `json:"format"`
+	GPU           struct {
 		Kernels int   `json:"kernels"`
 		Memcpys int   `json:"memcpys"`
 		Memsets int   `json:"memsets"`
@@ -104,6 +107,7 @@ func TestStatsMatchSQLOverNsysExports(t *testing.T) {
 				t.Errorf("events %d fewer than the counted kinds", got.Events)
 			}
 			want.Events = got.Events
+			want.SchemaVersion, want.ToolVersion = version.Schema, version.Tool()
 			if got != want {
 				t.Errorf("stats disagree with SQL\n got  %+v\n want %+v", got, want)
 			}
@@ -225,6 +229,7 @@ func TestStatsMatchJSONDecodeOfChromeTraces(t *testing.T) {
 				t.Errorf("events %d fewer than the counted kinds", got.Events)
 			}
 			want.Events = got.Events
+			want.SchemaVersion, want.ToolVersion = version.Schema, version.Tool()
 			if got != want {
 				t.Errorf("stats disagree with a plain JSON decode\n got  %+v\n want %+v", got, want)
 			}

@@ -1,0 +1,106 @@
+// Package folder writes a report folder (`--out DIR`): report.md and
+// report.json rendered by package report, and the document's plots as PNG
+// and SVG from report/plot. It is the one folder writer of traceaudit:
+// internal/outdir makes the write atomic and refuses any folder traceaudit
+// did not write.
+package folder
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/internal/outdir"
+	"github.com/traceaudit/traceaudit/replay"
+	"github.com/traceaudit/traceaudit/report"
+	"github.com/traceaudit/traceaudit/report/plot"
+)
+
+// Write writes doc's report folder at dir. On any error the previous
+// folder stays as it was and nothing is left behind; a folder traceaudit
+// did not write is refused (outdir.ErrRefused).
+func Write(dir string, doc any, o report.Options) error {
+	w, err := outdir.New(dir)
+	if err != nil {
+		return err
+	}
+	if err := fill(w, doc, o); err != nil {
+		w.Abort()
+		return err
+	}
+	return w.Commit()
+}
+
+func fill(w *outdir.Writer, doc any, o report.Options) error {
+	figs, err := figures(doc)
+	if err != nil {
+		return err
+	}
+	o.Plots = nil
+	for _, f := range figs {
+		png, err := f.PNG()
+		if err != nil {
+			return err
+		}
+		svg, err := f.SVG()
+		if err != nil {
+			return err
+		}
+		if err := w.File(f.Name+".png", png); err != nil {
+			return err
+		}
+		if err := w.File(f.Name+".svg", svg); err != nil {
+			return err
+		}
+		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption})
+	}
+	for _, out := range []struct {
+		name   string
+		format report.Format
+	}{{"report.md", report.Markdown}, {"report.json", report.JSON}} {
+		var buf bytes.Buffer
+		if err := report.Render(&buf, out.format, doc, o); err != nil {
+			return err
+		}
+		if err := w.File(out.name, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// figures are the plots of a document, in report order.
+func figures(doc any) ([]*plot.Figure, error) {
+	var build []func() (*plot.Figure, error)
+	switch d := doc.(type) {
+	case *audit.Report:
+		return plot.Analyze(d)
+	case *compare.Diff:
+		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
+	case *replay.Report:
+		if !d.DryRun {
+			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })
+		}
+	default:
+		return nil, fmt.Errorf("report folder of %T: %w", doc, report.ErrFormat)
+	}
+	out := make([]*plot.Figure, 0, len(build))
+	for _, b := range build {
+		f, err := b()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// replayBars are the measured and predicted step times of each variant.
+func replayBars(r *replay.Report) []plot.ReplayBar {
+	bars := make([]plot.ReplayBar, 0, len(r.Variants))
+	for _, v := range r.Variants {
+		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMedian, PredictedNS: r.PredictedStepNS(v)})
+	}
+	return bars
+}
