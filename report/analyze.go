@@ -25,8 +25,16 @@ func analyzeText(p *printer, r *audit.Report) {
 		p.line("")
 		p.line("no findings: nothing starves the GPU beyond the info threshold")
 	}
-	origin := windowStart(r)
-	for i, f := range r.Findings {
+	findingsText(p, r.Findings, windowStart(r), func(f analyze.Finding) string {
+		return fmt.Sprintf("traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), r.File)
+	})
+	notObservableText(p, r)
+}
+
+// findingsText writes findings, numbered, each with its fix, code,
+// evidence (times from origin) and the replay command that verifies it.
+func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(analyze.Finding) string) {
+	for i, f := range fs {
 		p.line("")
 		if f.WastedNS == 0 {
 			p.line("%d. %-7s %-20s informational: no time wasted", i+1, strings.ToUpper(f.Severity.String()), f.ID)
@@ -54,19 +62,24 @@ func analyzeText(p *printer, r *audit.Report) {
 			}
 		}
 		if len(f.VerifyWith) > 0 {
-			p.line("   verify on a GPU: traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), r.File)
+			p.line("   verify on a GPU: %s", verify(f))
 		}
 	}
-	if len(r.NotObservable) > 0 {
-		p.line("")
-		p.line("not observable in this trace:")
-		for _, n := range r.NotObservable {
-			for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
-				if j == 0 {
-					p.line("  %s", l)
-				} else {
-					p.line("    %s", l)
-				}
+}
+
+// notObservableText lists what the trace could not show.
+func notObservableText(p *printer, r *audit.Report) {
+	if len(r.NotObservable) == 0 {
+		return
+	}
+	p.line("")
+	p.line("not observable in this trace:")
+	for _, n := range r.NotObservable {
+		for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
+			if j == 0 {
+				p.line("  %s", l)
+			} else {
+				p.line("    %s", l)
 			}
 		}
 	}
@@ -112,13 +125,7 @@ func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.B
 
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.
-func windowStart(r *audit.Report) int64 {
-	if r.Timeline != nil {
-		lo, _ := r.Timeline.Span()
-		return lo
-	}
-	return 0
-}
+func windowStart(r *audit.Report) int64 { return r.WindowStartNS }
 
 // at formats an offset from the start of the trace: "+1.234 s".
 func at(ns int64) string { return fmt.Sprintf("+%.3f s", float64(ns)/1e9) }

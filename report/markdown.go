@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -32,46 +33,11 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 		p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
 	p.line("")
-	if len(r.Findings) > 0 {
-		p.line("| | finding | wasted per step | share | est. speedup | fix |")
-		p.line("|---|---|---:|---:|---:|---|")
-		for _, f := range r.Findings {
-			p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
-				units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
-		}
-	} else {
-		p.line("No findings: nothing starves the GPU beyond the info threshold.")
-	}
+	findingsTable(p, r)
 	p.line("")
 	writeStepTable(p, r)
 	for _, f := range r.Findings {
-		p.line("")
-		p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))
-		p.line("")
-		p.line("%s", mdEscape(f.Fix))
-		if f.Code != "" {
-			p.line("")
-			p.line("```python")
-			p.line("%s", f.Code)
-			p.line("```")
-		}
-		if len(f.Evidence) > 0 {
-			p.line("")
-			p.line("<details><summary>Evidence (%d)</summary>", len(f.Evidence))
-			p.line("")
-			p.line("| at | length | track | what |")
-			p.line("|---:|---:|---|---|")
-			origin := windowStart(r)
-			for _, e := range f.Evidence {
-				p.line("| %s | %s | `%s` | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), strings.ReplaceAll(e.Track, "|", "/"), mdCell(e.What))
-			}
-			p.line("")
-			p.line("</details>")
-		}
-		if len(f.VerifyWith) > 0 {
-			p.line("")
-			p.line("Verify on a GPU: `traceaudit replay --variants %s %s`", strings.Join(f.VerifyWith, ","), filepath.Base(r.File))
-		}
+		findingMarkdown(p, f, windowStart(r), fmt.Sprintf("traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), filepath.Base(r.File)))
 	}
 	mdPlots(p, o.Plots, true)
 	if len(r.NotObservable) > 0 {
@@ -83,6 +49,51 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 		}
 	}
 	mdCommand(p, o.Command)
+}
+
+// findingsTable is the one-line-per-finding summary table.
+func findingsTable(p *printer, r *audit.Report) {
+	if len(r.Findings) == 0 {
+		p.line("No findings: nothing starves the GPU beyond the info threshold.")
+		return
+	}
+	p.line("| | finding | wasted per step | share | est. speedup | fix |")
+	p.line("|---|---|---:|---:|---:|---|")
+	for _, f := range r.Findings {
+		p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
+			units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
+	}
+}
+
+// findingMarkdown details one finding: fix, code, evidence (times from
+// origin) and the replay command that verifies it.
+func findingMarkdown(p *printer, f analyze.Finding, origin int64, verify string) {
+	p.line("")
+	p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))
+	p.line("")
+	p.line("%s", mdEscape(f.Fix))
+	if f.Code != "" {
+		p.line("")
+		p.line("```python")
+		p.line("%s", f.Code)
+		p.line("```")
+	}
+	if len(f.Evidence) > 0 {
+		p.line("")
+		p.line("<details><summary>Evidence (%d)</summary>", len(f.Evidence))
+		p.line("")
+		p.line("| at | length | track | what |")
+		p.line("|---:|---:|---|---|")
+		for _, e := range f.Evidence {
+			p.line("| %s | %s | `%s` | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), strings.ReplaceAll(e.Track, "|", "/"), mdCell(e.What))
+		}
+		p.line("")
+		p.line("</details>")
+	}
+	if len(f.VerifyWith) > 0 {
+		p.line("")
+		p.line("Verify on a GPU: `%s`", verify)
+	}
 }
 
 // mdPlots embeds plots with their captions, each under a heading when

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/analyze/stats"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/replay"
@@ -55,7 +56,8 @@ type renderer func(w io.Writer, doc any, o Options) error
 var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV}
 
 // Render writes doc in format f. Documents are *audit.Report,
-// []*audit.Report (several traces), *compare.Diff, *replay.Report,
+// []*audit.Report (several traces), *audit.Batch, *job.Report,
+// *compare.Diff, *compare.JobDiff, *replay.Report,
 // and *stats.Stats; JSON takes any document that encodes
 // as an object and adds schema_version and tool_version to it.
 func Render(w io.Writer, f Format, doc any, o Options) error {
@@ -83,6 +85,12 @@ func renderText(w io.Writer, doc any, o Options) error {
 			}
 			analyzeText(p, r)
 		}
+	case *job.Report:
+		jobText(p, d)
+	case *audit.Batch:
+		batchText(p, d)
+	case *compare.JobDiff:
+		jobDiffText(p, d)
 	case *compare.Diff:
 		diffText(p, d)
 	case *replay.Report:
@@ -110,6 +118,12 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 			}
 			analyzeMarkdown(p, r, o)
 		}
+	case *job.Report:
+		jobMarkdown(p, d, o)
+	case *audit.Batch:
+		batchMarkdown(p, d, o)
+	case *compare.JobDiff:
+		jobDiffMarkdown(p, d, o)
 	case *compare.Diff:
 		diffMarkdown(p, d, o)
 	case *replay.Report:

@@ -20,8 +20,10 @@ import (
 type Report struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
-	// WindowNS spans all events of the input.
-	WindowNS int64 `json:"window_ns"`
+	// WindowNS spans all events of the input, from WindowStartNS (on the
+	// trace's clock; reports show evidence times from it).
+	WindowNS      int64 `json:"window_ns"`
+	WindowStartNS int64 `json:"window_start_ns"`
 	// SteadyWindowNS is the summed length of the steady steps.
 	SteadyWindowNS int64 `json:"steady_window_ns"`
 	// Verdict is the one-line diagnosis ("input-bound: 78 % of each step
@@ -128,7 +130,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	lo, hi := tl.Span()
 	r := &Report{
 		File: tl.Source.Path, Format: tl.Source.Format,
-		WindowNS: hi - lo, SteadyWindowNS: ix.SteadyNS,
+		WindowNS: hi - lo, WindowStartNS: lo, SteadyWindowNS: ix.SteadyNS,
 		Findings: res.Findings, NotObservable: res.NotObservable,
 		Index: ix, Timeline: tl,
 	}

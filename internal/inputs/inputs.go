@@ -78,21 +78,13 @@ type Options struct {
 	MemoryLimit int64
 }
 
-// Batch is the document of several unrelated traces. Fields may be added,
-// never renamed.
-type Batch struct {
-	// Files are the analyses of the traces that could be read, in
-	// argument order.
-	Files []*audit.Report `json:"files"`
-}
-
 // Result is what the inputs were and their analysis.
 type Result struct {
 	Kind Kind
 	// Single, Job or Batch holds the analysis, by Kind.
 	Single *audit.Report
 	Job    *job.Report
-	Batch  *Batch
+	Batch  *audit.Batch
 	// Failed are the traces of a batch that could not be read or analysed,
 	// each error naming its file; the caller reports them and exits 2.
 	Failed []error
@@ -193,7 +185,7 @@ func Analyze(args []string, o Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%s %w: %s; analyze one job at a time", strings.Join(folders, ", "), ErrSeveralJobs, strings.Join(names, "; "))
 	}
-	res.Kind, res.Batch = KindBatch, &Batch{Files: []*audit.Report{}}
+	res.Kind, res.Batch = KindBatch, &audit.Batch{Files: []*audit.Report{}}
 	for _, u := range ok {
 		res.Batch.Files = append(res.Batch.Files, u.reports...)
 	}

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // MaxSummaryBytes bounds one JSON summary read by Reduce (an analyze
@@ -21,7 +23,8 @@ const MaxSummaryBytes = 1 << 30
 // `traceaudit analyze --format json` (analyze objects, job documents whose
 // ranks are taken over, or batch documents; .gz allowed): the reduce of a
 // job analysed as one task per rank. The result is the document
-// `traceaudit analyze` prints for the same traces read together.
+// `traceaudit analyze` prints for the same traces read together. Ranks are
+// those the analyses record, else the order of paths.
 func Reduce(paths []string, o Options) (*job.Report, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no analysis files given")
@@ -41,11 +44,21 @@ func Reduce(paths []string, o Options) (*job.Report, error) {
 	if len(reports) < 2 {
 		return nil, fmt.Errorf("%s: %w: a job needs the analyses of two ranks or more", paths[0], job.ErrNotJob)
 	}
-	if !o.Job {
+	// Ranks as recorded; where any is missing or repeated, in argument
+	// order (design.md: "Rank: distributedInfo.rank, else file order").
+	seen := map[int]bool{}
+	byOrder := false
+	for _, r := range reports {
+		if r.Rank == nil || seen[*r.Rank] {
+			byOrder = true
+			break
+		}
+		seen[*r.Rank] = true
+	}
+	if byOrder {
 		for i, r := range reports {
-			if r.Rank == nil {
-				return nil, fmt.Errorf("%s: %w: the analysis records no rank (its trace had no distributedInfo); pass --job to take ranks in argument order", reports[i].File, job.ErrNotJob)
-			}
+			n := i
+			r.Rank = &n
 		}
 	}
 	return job.Reduce(reports, jo)
@@ -110,4 +123,27 @@ func readSummary(path string) ([]*audit.Report, error) {
 		out = append(out, &r)
 	}
 	return out, nil
+}
+
+// RankTimeline reads the trace of one rank of a job again, whole: the
+// rank's file, and in an export of several processes, its process only.
+func RankTimeline(j *job.Report, rank int, open func(string) (*timeline.Timeline, error)) (*timeline.Timeline, error) {
+	for _, r := range j.Ranks {
+		if *r.Rank != rank {
+			continue
+		}
+		tl, err := open(r.File)
+		if err != nil {
+			return nil, err
+		}
+		if len(tl.GPUProcesses()) > 1 && r.PID != nil {
+			return tl.ForProcess(*r.PID), nil
+		}
+		return tl, nil
+	}
+	var have []string
+	for _, r := range j.Ranks {
+		have = append(have, fmt.Sprint(*r.Rank))
+	}
+	return nil, fmt.Errorf("no rank %d in the job (ranks %s)", rank, strings.Join(have, ", "))
 }

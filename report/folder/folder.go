@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/report"
@@ -78,6 +79,10 @@ func figures(doc any) ([]*plot.Figure, error) {
 		return plot.Analyze(d)
 	case *compare.Diff:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
+	case *job.Report:
+		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
+	case *compare.JobDiff, *audit.Batch:
+		// report.md and report.json only
 	case *replay.Report:
 		if !d.DryRun {
 			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })

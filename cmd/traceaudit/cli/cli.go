@@ -126,7 +126,7 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdVersion(ios, nil))
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdJob(ios, nil), NewCmdVersion(ios, nil))
 	return root
 }
 

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/report"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// lockedWriter serialises writes from the workers that read traces.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// analyzeInputs reads and analyses the traces args name (files or
+// folders) as one trace, one job or a batch (internal/inputs). One trace
+// shows its reading progress; several show how many are done.
+func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep bool) (*inputs.Result, error) {
+	paths, _, skipped, err := inputs.Expand(args)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(ios.Err, "traceaudit: warning: %s: skipped: an Nsight Systems report, not an SQLite export (nsys export --type sqlite first)\n", s)
+	}
+	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep}
+	if len(paths) == 1 {
+		o.Open = func(p string) (*timeline.Timeline, error) { return load(ios, p) }
+		return inputs.Analyze(args, o)
+	}
+	errw := &lockedWriter{w: ios.Err}
+	bar := progress.New(errw, fmt.Sprintf("reading %d traces", len(paths)), ios.ErrTTY)
+	defer bar.Done()
+	var mu sync.Mutex
+	done := int64(0)
+	bar.Update(0, int64(len(paths)))
+	o.Open = func(p string) (*timeline.Timeline, error) {
+		tl, err := ingest.Open(p, ingest.Options{Warn: func(msg string) {
+			fmt.Fprintln(errw, "traceaudit: warning: "+oneLine(msg))
+		}})
+		mu.Lock()
+		done++
+		bar.Update(done, int64(len(paths)))
+		mu.Unlock()
+		return tl, err
+	}
+	return inputs.Analyze(args, o)
+}
+
+// docOf is the document to render for an analysis, and its worst finding.
+func docOf(res *inputs.Result) (any, analyze.Severity) {
+	switch res.Kind {
+	case inputs.KindJob:
+		return res.Job, report.MaxJobSeverity(res.Job)
+	case inputs.KindBatch:
+		return res.Batch, report.MaxSeverity(res.Batch.Files...)
+	}
+	return res.Single, report.MaxSeverity(res.Single)
+}
