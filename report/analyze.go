@@ -127,8 +127,14 @@ func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.B
 // are shown.
 func windowStart(r *audit.Report) int64 { return r.WindowStartNS }
 
-// at formats an offset from the start of the trace: "+1.234 s".
-func at(ns int64) string { return fmt.Sprintf("+%.3f s", float64(ns)/1e9) }
+// at formats an offset from the start of the trace: "+1.234 s" ("-0.045 s"
+// for a peer's time before this rank's trace began).
+func at(ns int64) string {
+	if ns < 0 {
+		return fmt.Sprintf("-%.3f s", float64(-ns)/1e9)
+	}
+	return fmt.Sprintf("+%.3f s", float64(ns)/1e9)
+}
 
 // wrap breaks s into lines of at most width runes at spaces.
 func wrap(s string, width int) []string {

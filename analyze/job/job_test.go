@@ -214,3 +214,20 @@ func TestBroadcastRootDoesNotWait(t *testing.T) {
 		t.Error("symmetric")
 	}
 }
+
+// A straggler's cause is its loudest finding that is not an effect of
+// waiting; gpu-idle only when nothing else explains half of it.
+func TestCause(t *testing.T) {
+	r := &audit.Report{Verdict: "compute-bound: kernels run 90 % of each step"}
+	if id, f := Cause(r); id != "compute-bound" || f != nil {
+		t.Errorf("no findings: %s", id)
+	}
+	r.Findings = []analyze.Finding{{ID: "gpu-idle", WastedNS: 100}, {ID: "comm-exposed", WastedNS: 90}, {ID: "launch-bound", WastedNS: 10}}
+	if id, _ := Cause(r); id != "gpu-idle" {
+		t.Errorf("host work without a name: %s", id)
+	}
+	r.Findings = append(r.Findings, analyze.Finding{ID: "dataloader-wait", WastedNS: 60})
+	if id, f := Cause(r); id != "dataloader-wait" || f.WastedNS != 60 {
+		t.Errorf("dataloader-wait explains the idle time: %s", id)
+	}
+}

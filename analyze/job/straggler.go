@@ -12,23 +12,31 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-// symptoms are findings that show a rank waiting rather than why: never a
-// straggler's cause.
-var symptoms = map[string]bool{"gpu-idle": true, "comm-exposed": true, commwait.ID: true, "copy-at-peak": true}
+// effects are findings that show a rank waiting for others, or a fact
+// rather than a cost: never a straggler's cause.
+var effects = map[string]bool{"comm-exposed": true, commwait.ID: true, "copy-at-peak": true}
 
 // Cause is a straggler's own cause: the ID of its loudest finding that is
-// not a symptom, else its verdict's first word ("compute-bound": it has
-// more work than the others), and that finding (nil for a verdict).
+// not an effect of waiting, and that finding. gpu-idle is the symptom the
+// other findings explain: it is the cause only when no other finding
+// accounts for half of its time (host work the analyzers have no name for,
+// which gpu-idle's evidence names by range). Without findings it is the
+// verdict's first word ("compute-bound": it has more work than the others)
+// and a nil finding.
 func Cause(r *audit.Report) (string, *analyze.Finding) {
-	var best *analyze.Finding
+	var best, idle *analyze.Finding
 	for i := range r.Findings {
 		f := &r.Findings[i]
-		if symptoms[f.ID] {
-			continue
-		}
-		if best == nil || f.WastedNS > best.WastedNS {
+		switch {
+		case effects[f.ID]:
+		case f.ID == "gpu-idle":
+			idle = f
+		case best == nil || f.WastedNS > best.WastedNS:
 			best = f
 		}
+	}
+	if idle != nil && (best == nil || 2*best.WastedNS < idle.WastedNS) {
+		best = idle
 	}
 	if best != nil {
 		return best.ID, best
@@ -102,6 +110,9 @@ func (j *Report) straggler(t *totals, o Options) {
 	if cf != nil {
 		f.Fix = fmt.Sprintf("Rank %d holds every other rank back: a collective completes only when the last rank arrives. Fix rank %d's own %s "+
 			"(%s per step, %s of its step): %s", *r.Rank, *r.Rank, cf.ID, units.Dur(cf.WastedNS), units.Pct(cf.Share), cf.Fix)
+		if len(cf.Evidence) > 0 && cf.ID == "gpu-idle" {
+			f.Fix += fmt.Sprintf(" Its longest gap: %s.", cf.Evidence[0].What)
+		}
 		f.Code = cf.Code
 		f.VerifyWith = append(f.VerifyWith, cf.VerifyWith...)
 	} else {

@@ -292,3 +292,21 @@ func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
 		t.Errorf("a trace given to the reduce: %v", err)
 	}
 }
+
+// c0_cpu_straggler: rank 1 computes a metric on the CPU each step inside a
+// "log metrics" range; rank 0 waits in the all-reduce. c1 is the fix.
+func TestCPUStragglerJob(t *testing.T) {
+	res, err := Analyze([]string{testfix.Project("c0_cpu_straggler.rank0.pt.trace.json.gz"), testfix.Project("c0_cpu_straggler.rank1.pt.trace.json.gz")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Job.Job.Straggler
+	if s == nil || s.Rank != 1 || s.Cause != "gpu-idle" || !strings.Contains(res.Job.Job.Findings[0].Fix, `"log metrics"`) ||
+		!strings.HasPrefix(res.Job.Ranks[0].Verdict, "communication-bound") {
+		t.Fatalf("straggler %+v %+v", s, res.Job.Job.Findings)
+	}
+	res, err = Analyze([]string{testfix.Project("c1_cpu_fixed.rank0.pt.trace.json.gz"), testfix.Project("c1_cpu_fixed.rank1.pt.trace.json.gz")}, Options{})
+	if err != nil || res.Job.Job.Straggler != nil {
+		t.Fatalf("c1: %v %+v", err, res.Job.Job.Straggler)
+	}
+}

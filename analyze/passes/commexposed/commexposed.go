@@ -16,10 +16,11 @@ import (
 // Thresholds of the fix advice.
 const (
 	// ManyPerStep and SmallBytes: this many collectives per step with a
-	// median message under SmallBytes are latency-bound; fewer, larger
-	// ones move the same data faster.
+	// median message of at most SmallBytes pay a launch and a
+	// synchronisation of the ranks each; fewer, larger ones (DDP's default
+	// bucket is 25 MB) move the same data with less of both.
 	ManyPerStep = 20
-	SmallBytes  = 1 << 20
+	SmallBytes  = 4 << 20
 	// WaitDominates is the share of the exposed time one trace shows as
 	// waiting for peers above which the fix is on the slower ranks.
 	WaitDominates = 0.5
@@ -98,10 +99,10 @@ func run(p *analyze.Pass) (any, error) {
 sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)
 loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
                                      num_workers=W, pin_memory=True, persistent_workers=True)`
-	case perStep >= ManyPerStep && median > 0 && median < SmallBytes:
-		f.Fix = fmt.Sprintf("%d collectives per step with a median message of %s: small messages are latency-bound and each one costs a launch "+
-			"and a synchronisation between ranks. Send fewer, larger collectives: raise DDP's bucket_cap_mb (default 25) so gradients go in "+
-			"fewer buckets, and coalesce small tensors (FSDP: wrap larger modules).", perStep, units.Bytes(median))
+	case perStep >= ManyPerStep && median > 0 && median <= SmallBytes:
+		f.Fix = fmt.Sprintf("%d collectives per step with a median message of %s: each one costs a launch and a synchronisation between "+
+			"ranks, and small messages do not reach the link's bandwidth. Send fewer, larger collectives: raise DDP's bucket_cap_mb "+
+			"(default 25) so gradients go in fewer buckets, and coalesce small tensors (FSDP: wrap larger modules).", perStep, units.Bytes(median))
 		f.Code = `model = torch.nn.parallel.DistributedDataParallel(
     model, device_ids=[local_rank],
     bucket_cap_mb=100,                # fewer, larger all-reduces (default 25)
