@@ -195,6 +195,7 @@ func parseTrack(s string) (trackKey, bool) {
 // read (auto correlation ids need the largest explicit one).
 type pending struct {
 	e         timeline.Event
+	coll      *timeline.Collective // a kernel's collective (coll=, group=, ranks=, dtype=, seq=)
 	name      string
 	track     int
 	rangeKind bool // Range was given (kind=)
@@ -202,6 +203,7 @@ type pending struct {
 }
 
 type decoder struct {
+	dist     timeline.Distributed
 	src      timeline.Source
 	observed *timeline.Observed
 	origin   int64
@@ -236,7 +238,7 @@ func (d *decoder) track(s string) (int, error) {
 
 func (d *decoder) line(n int, f []string, depth int) error {
 	switch f[0] {
-	case "source", "origin", "observed", "device", "track":
+	case "source", "origin", "observed", "device", "track", "dist":
 		if depth > 0 {
 			return fmt.Errorf("%s inside a repeat block", f[0])
 		}
@@ -259,14 +261,50 @@ func (d *decoder) line(n int, f []string, depth int) error {
 		return d.device(f[1:])
 	case "track":
 		return d.trackLine(f[1:])
+	case "dist":
+		return d.distLine(f[1:])
 	case "launch", "copy":
 		return d.pair(n, f)
 	}
 	k, ok := kindByName[f[0]]
 	if !ok {
-		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track, repeat, end)", f[0], strings.Join(kindNames(), ", "))
+		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track, dist, repeat, end)", f[0], strings.Join(kindNames(), ", "))
 	}
 	return d.event(n, k, f[1:])
+}
+
+// distLine reads `dist rank=N [world=N] [backend="nccl"]`.
+func (d *decoder) distLine(f []string) error {
+	if d.dist.Known {
+		return fmt.Errorf("a second dist line")
+	}
+	d.dist.Known = true
+	seenRank := false
+	for _, kv := range f {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("dist: want key=value, got %q", kv)
+		}
+		var err error
+		switch k {
+		case "rank":
+			d.dist.Rank, err = strconv.Atoi(v)
+			seenRank = true
+		case "world":
+			d.dist.WorldSize, err = strconv.Atoi(v)
+		case "backend":
+			d.dist.Backend, err = unquote(v)
+		default:
+			return fmt.Errorf("dist: unknown key %q (rank, world, backend)", k)
+		}
+		if err != nil {
+			return fmt.Errorf("dist %s: %w", k, err)
+		}
+	}
+	if !seenRank {
+		return fmt.Errorf("dist: want rank=N")
+	}
+	return nil
 }
 
 func (d *decoder) source(f []string) error {
@@ -489,6 +527,12 @@ func (d *decoder) event(n int, k timeline.Kind, f []string) error {
 	if k == timeline.KindMarker && p.e.End != p.e.Start {
 		return fmt.Errorf("marker with a duration")
 	}
+	if p.coll != nil {
+		if k != timeline.KindKernel {
+			return fmt.Errorf("%s with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives", k)
+		}
+		p.coll.Bytes, p.e.Bytes = p.e.Bytes, 0 // a collective's bytes are its message's
+	}
 	d.add(n, p)
 	return nil
 }
@@ -539,7 +583,23 @@ func (d *decoder) attrs(p *pending, f []string, extra func(k, v string) (bool, e
 			}
 		}
 		var err error
+		coll := func() *timeline.Collective {
+			if p.coll == nil {
+				p.coll = &timeline.Collective{Seq: -1}
+			}
+			return p.coll
+		}
 		switch k {
+		case "coll":
+			coll().Op, err = unquote(v)
+		case "group":
+			coll().Group, err = unquote(v)
+		case "dtype":
+			coll().DType, err = unquote(v)
+		case "ranks":
+			coll().GroupSize, err = strconv.Atoi(v)
+		case "seq":
+			coll().Seq, err = strconv.ParseInt(v, 10, 64)
 		case "corr":
 			e.Corr, err = strconv.ParseInt(v, 10, 64)
 		case "proc":
@@ -560,7 +620,7 @@ func (d *decoder) attrs(p *pending, f []string, extra func(k, v string) (bool, e
 			e.Range, err = lookup[timeline.RangeKind](v)
 			p.rangeKind = true
 		default:
-			return fmt.Errorf("unknown key %q (corr, proc, bytes, dir, src, dst, class, kind)", k)
+			return fmt.Errorf("unknown key %q (corr, proc, bytes, dir, src, dst, class, kind, coll, group, ranks, dtype, seq)", k)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
@@ -645,6 +705,12 @@ func (d *decoder) pair(n int, f []string) error {
 	if verb == "launch" && work.name == "" {
 		return fmt.Errorf("launch: want the kernel's \"name\"")
 	}
+	if work.coll != nil {
+		if verb != "launch" {
+			return fmt.Errorf("copy with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives")
+		}
+		work.coll.Bytes, work.e.Bytes = work.e.Bytes, 0
+	}
 	if verb == "copy" && work.name == "" {
 		work.name = "Memcpy " + work.e.Copy.String()
 	}
@@ -692,8 +758,13 @@ func (d *decoder) build() (*timeline.Timeline, error) {
 			e.Range = timeline.ClassifyRange(p.name, timeline.RangeNVTX)
 		}
 		derive(&obs, &e)
+		if p.coll != nil {
+			b.AddCollective(e, *p.coll)
+			continue
+		}
 		b.Add(e)
 	}
+	b.Dist = d.dist
 	b.Observed = obs
 	if d.observed != nil {
 		b.Observed = *d.observed
