@@ -34,9 +34,8 @@ type Collective struct {
 	EndNS     int64 `json:"end_ns"`
 	// Exposed are the [start, end) parts with no compute kernel running.
 	Exposed [][2]int64 `json:"exposed"`
-	// Track is the GPU stream; Kernel the kernel's name.
-	Track  string `json:"track"`
-	Kernel string `json:"kernel"`
+	// Track is the GPU stream.
+	Track string `json:"track"`
 }
 
 // Batch is the document of several unrelated traces, each analysed alone.
@@ -65,7 +64,7 @@ func collectives(cx *comm.Index) []Collective {
 	out := make([]Collective, 0, len(cx.Ops))
 	for _, o := range cx.Ops {
 		c := Collective{Step: o.Step, Name: o.Name, Group: o.Group, GroupSize: o.GroupSize, Order: o.Order,
-			Bytes: o.Bytes, DType: o.DType, ArrivalNS: o.Start, EndNS: o.End, Exposed: [][2]int64{}, Track: o.Track, Kernel: o.Kernel}
+			Bytes: o.Bytes, DType: o.DType, ArrivalNS: o.Start, EndNS: o.End, Exposed: [][2]int64{}, Track: o.Track}
 		if o.Seq >= 0 {
 			seq := o.Seq
 			c.Seq = &seq

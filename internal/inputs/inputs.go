@@ -113,10 +113,16 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 		}
 		n := 0
 		for _, e := range entries {
-			if !e.Type().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+			p := filepath.Join(a, e.Name())
+			if strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			p := filepath.Join(a, e.Name())
+			if !e.Type().IsRegular() {
+				// A link to a trace counts; subfolders and the rest do not.
+				if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+					continue
+				}
+			}
 			switch f, _ := ingest.Detect(p); f {
 			case ingest.FormatNsys, ingest.FormatChrome, ingest.FormatChromeGzip:
 				files = append(files, p)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -216,8 +217,11 @@ func TestPoolSize(t *testing.T) {
 	if err := os.WriteFile(f, make([]byte, 1000), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if n := poolSize([]string{f, f, f}, 2500); n != 2 {
+	if n := poolSize([]string{f, f, f}, 2500); n != min(2, runtime.GOMAXPROCS(0)) {
 		t.Errorf("pool of 1000-byte JSON traces in 2500 bytes: %d", n)
+	}
+	if n := poolSize([]string{f, f, f}, 1500); n != 1 {
+		t.Errorf("pool of 1000-byte JSON traces in 1500 bytes: %d", n)
 	}
 	if n := poolSize([]string{f}, 10); n != 1 {
 		t.Errorf("a trace larger than the memory still gets one worker: %d", n)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
@@ -49,6 +50,12 @@ func mapAll(paths []string, o Options, keep bool) []*unit {
 			defer wg.Done()
 			for i := range next {
 				units[i] = analyzeOne(paths[i], o, keep)
+				if len(paths) > 1 {
+					// The trace's timeline is garbage now: give its memory
+					// back before the next one is read, so that a folder
+					// costs the memory of the traces in flight, not of all.
+					debug.FreeOSMemory()
+				}
 			}
 		}()
 	}
@@ -60,7 +67,13 @@ func mapAll(paths []string, o Options, keep bool) []*unit {
 	return units
 }
 
-// poolSize is how many traces fit in memory at once, at most one per CPU.
+// MaxWorkers bounds the traces read at once: each reader already uses every
+// CPU, so a second one only fills the first one's single-threaded phases
+// (building the timeline, the analysis); more would only cost memory.
+const MaxWorkers = 2
+
+// poolSize is how many traces fit in memory at once, at most MaxWorkers and
+// one per CPU.
 func poolSize(paths []string, limit int64) int {
 	if limit <= 0 {
 		limit = sysmem.Available() / 2
@@ -69,7 +82,7 @@ func poolSize(paths []string, limit int64) int {
 	for _, p := range paths {
 		largest = max(largest, estimate(p))
 	}
-	n := runtime.GOMAXPROCS(0)
+	n := min(runtime.GOMAXPROCS(0), MaxWorkers)
 	if largest > 0 && limit > 0 {
 		n = min(n, int(limit/largest))
 	}
