@@ -19,7 +19,7 @@ LDFLAGS   := -X $(PKG)/internal/version.version=$(VERSION) -X $(PKG)/internal/ve
 PLATFORMS := linux/amd64 linux/arm64
 DIST      := dist
 
-.PHONY: all build install dist test race lint bench demo fuzz fuzz-ci clean
+.PHONY: all build install dist test race lint bench demo fuzz fuzz-ci clean calibrate calibrate-smoke calibrate-bundle
 
 all: lint test build
 
@@ -86,6 +86,42 @@ fuzz:
 
 fuzz-ci:
 	$(MAKE) fuzz FUZZTIME=5s
+
+# Calibration of the replay against real PyTorch fixes (issue 12), on a GPU
+# box with torch and no Go: PAIRS=a,b (default all; `python3
+# fixtures/capture/calibrate/calibrate.py --list` lists them), BIN= a
+# prebuilt traceaudit (default .device/traceaudit, from calibrate-bundle),
+# CAL_OUT= where table.md, results.json and calibrate.tar.gz go, CALFLAGS=
+# more flags (--tests .device runs the GPU test binaries first).
+PAIRS    ?=
+CAL_OUT  ?= calibrate-out
+CALFLAGS ?=
+CAL_BIN   = $(if $(filter command line,$(origin BIN)),$(BIN),.device/traceaudit)
+CAL       = fixtures/capture/calibrate
+
+calibrate:
+	python3 $(CAL)/calibrate.py --pairs "$(PAIRS)" --bin $(CAL_BIN) --debs .device/debs --out $(CAL_OUT) $(CALFLAGS)
+
+# The harness's plumbing here, without torch or a GPU: its unit tests, then
+# every pair with synthetic timings, fixture traces and dry-run replays.
+calibrate-smoke: build
+	python3 -m unittest discover -s $(CAL)
+	python3 $(CAL)/calibrate.py --smoke --pairs "$(PAIRS)" --bin $(BIN) --nsys $(CAL)/testdata/fake-nsys \
+	  --out /tmp/traceaudit-calibrate-smoke --work /tmp/traceaudit-calibrate-smoke-work
+	@cat /tmp/traceaudit-calibrate-smoke/table.md
+
+# What travels to the GPU box (git-ignored .device/): the static binary, the
+# GPU test binaries of replay/cuda and replay/cudaexec, and the libdw1/libelf1
+# .deb files from .debs/ that nsys needs there. Prints the run command.
+calibrate-bundle:
+	mkdir -p .device
+	$(GO) build -trimpath -ldflags "$(LDFLAGS) -s" -o .device/traceaudit ./cmd/traceaudit
+	$(GO) test -c -ldflags=-s -o .device/replay-cuda.test ./replay/cuda
+	$(GO) test -c -ldflags=-s -o .device/replay-cudaexec.test ./replay/cudaexec
+	@if ls .debs/*.deb >/dev/null 2>&1; then mkdir -p .device/debs && cp .debs/*.deb .device/debs/; \
+	else echo "calibrate-bundle: no .debs/*.deb: nsys will not run on the box (Chrome traces only)" >&2; fi
+	@du -sh .device
+	@python3 $(CAL)/bundle_command.py
 
 clean:
 	rm -rf bin $(DIST)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 )
 
@@ -23,10 +22,35 @@ type Options struct {
 // memory.
 var ErrTooBig = errors.New("the replay needs more than half the free device memory")
 
+// Measured is what a run measures of a variant. Every step figure says
+// which statistic it is: the median or the mean of the measured steps.
+type Measured struct {
+	// StepNSMedian is the median measured step (wall clock); StepNSMean
+	// the mean, which is the loop's throughput (steps per second = 1e9 /
+	// StepNSMean) and the figure speedups and fidelity use.
+	StepNSMedian int64 `json:"step_ns_median,omitempty"`
+	StepNSMean   int64 `json:"step_ns_mean,omitempty"`
+	// GPUNSMedian and GPUNSMean are the GPU time per step: copies and
+	// kernels, by CUDA events.
+	GPUNSMedian int64 `json:"gpu_ns_median,omitempty"`
+	GPUNSMean   int64 `json:"gpu_ns_mean,omitempty"`
+	// Speedup is the observed variant's mean step over this one's.
+	Speedup float64 `json:"speedup,omitempty"`
+	// StepSamplesNS are the measured steps' wall times in order (for a
+	// variant that syncs every N steps, the step that syncs carries the
+	// wait); GPUSamplesNS their GPU times.
+	StepSamplesNS []int64 `json:"step_samples_ns,omitempty"`
+	GPUSamplesNS  []int64 `json:"gpu_samples_ns,omitempty"`
+	// Note says what the measurement means where that needs saying
+	// ("this fix costs more than it saves here").
+	Note string `json:"note,omitempty"`
+}
+
 // Run replays every variant of p on ex and fills in their measured step
-// and GPU times and speedups. It stops between steps when ctx is cancelled
+// and GPU times and speedups, and measures the box's copy bandwidths at
+// the plan's copy sizes. It stops between steps when ctx is cancelled
 // (Ctrl-C); the caller closes ex.
-func Run(ctx context.Context, ex Executor, p *Plan, o Options) error {
+func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	if o.Steps <= 0 {
 		o.Steps = 10
 	}
@@ -40,14 +64,18 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) error {
 	}
 	free, err := ex.FreeMemory()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if need > free/2 {
-		return fmt.Errorf("%w: %d MB needed, %d MB free", ErrTooBig, need>>20, free>>20)
+		return nil, fmt.Errorf("%w: %d MB needed, %d MB free", ErrTooBig, need>>20, free>>20)
 	}
 	r, err := newRig(ex, p)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	box, err := r.measureBox()
+	if err != nil {
+		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)
 	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0
@@ -60,85 +88,41 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) error {
 			}
 		})
 		if err != nil {
-			return fmt.Errorf("replay %s: %w", v.Name, err)
+			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
-		v.StepNSMedian, v.GPUNSMedian = median(wall), median(gpu)
+		v.StepSamplesNS, v.GPUSamplesNS = wall, gpu
+		v.StepNSMedian, v.StepNSMean = median(wall), mean(wall)
+		v.GPUNSMedian, v.GPUNSMean = median(gpu), mean(gpu)
 	}
-	base := p.Variants[0].StepNSMedian
+	base := p.Variants[0].StepNSMean
 	for i := range p.Variants {
-		if s := p.Variants[i].StepNSMedian; s > 0 {
-			p.Variants[i].Speedup = float64(base) / float64(s)
+		v := &p.Variants[i]
+		if v.StepNSMean > 0 {
+			v.Speedup = float64(base) / float64(v.StepNSMean)
 		}
+		v.Note = costNote(v)
 	}
-	return nil
+	return box, nil
 }
 
-// rig holds what every variant shares: streams, device buffers, the
-// calibrated fill speed.
-type rig struct {
-	ex      Executor
-	p       *Plan
-	compute Stream
-	copies  Stream
-	// dev[slot][i] is the device buffer of copy i for double-buffer slot.
-	dev [2][]DeviceBuffer
-	// fillNSPerByte is how long writing fresh host memory takes here.
-	fillNSPerByte float64
-	// hooks observe the host side in tests.
-	hooks struct {
-		produce func(worker int)
-		// mapped runs for every batch mapping made; unmap for every one
-		// released, with step true when the main loop releases a step's
-		// batch after its copy (the observed munmap), false when the loop
-		// ends and drains what producers had prefetched.
-		mapped func()
-		unmap  func(step bool)
-	}
-}
+// SlowerBelow is the measured speedup under which a fix is reported as
+// costing more than it saves (2 % of noise allowed).
+const SlowerBelow = 0.98
 
-func newRig(ex Executor, p *Plan) (*rig, error) {
-	r := &rig{ex: ex, p: p}
-	var err error
-	if r.compute, err = ex.NewStream(); err != nil {
-		return nil, err
+// costNote says plainly when a fix measured slower than observed.
+func costNote(v *Variant) string {
+	if v.Name == Observed || v.Speedup == 0 || v.Speedup >= SlowerBelow {
+		return ""
 	}
-	if r.copies, err = ex.NewStream(); err != nil {
-		return nil, err
-	}
-	for slot := range r.dev {
-		for _, c := range p.Step.Copies {
-			b, err := ex.AllocDevice(c.Bytes)
-			if err != nil {
-				return nil, err
-			}
-			r.dev[slot] = append(r.dev[slot], b)
-		}
-	}
-	r.fillNSPerByte = calibrateFill()
-	return r, nil
-}
-
-// calibrateFill measures how long writing a fresh 32 MiB mapping takes.
-func calibrateFill() float64 {
-	const n = 32 << 20
-	m, err := newMapping(n, false)
-	if err != nil {
-		return 0.1 // 10 GB/s
-	}
-	defer m.unmap()
-	t0 := time.Now()
-	fill(m.b, 1)
-	return float64(time.Since(t0).Nanoseconds()) / n
-}
-
-// mainFills says whether the observed data phase is long enough to have
-// written the batch: otherwise the batch was made elsewhere (worker
-// processes) or reused, and the data phase is host work alone.
-func (r *rig) mainFills() bool {
-	return float64(r.p.Step.DataNS) >= float64(r.p.Step.BatchBytes())*r.fillNSPerByte
+	return fmt.Sprintf("this fix costs more than it saves here: %.2fx, the step takes %.0f %% longer than observed",
+		v.Speedup, 100*(1/v.Speedup-1))
 }
 
 // measure runs one variant and returns per-step wall and GPU times in ns.
+// Steps are synchronised every s.SyncEvery steps (every step when the loop
+// drains the queue each step); a step's wall time runs from the end of the
+// previous step to its own end, so the times of a group add up to the
+// group's wall time and their mean is the loop's throughput.
 func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, err error) {
 	l, err := newLoop(ctx, r, s)
 	if err != nil {
@@ -150,19 +134,48 @@ func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wal
 			return nil, nil, err
 		}
 	}
-	for k := 0; k < o.Warmup+o.Steps; k++ {
+	every := max(s.SyncEvery, 1)
+	var pending []stepWork
+	defer func() {
+		for i := range pending {
+			pending[i].release(r.ex)
+		}
+	}()
+	total := o.Warmup + o.Steps
+	last := time.Now()
+	for k := range total {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("interrupted: %w", err)
 		}
-		t0 := time.Now()
-		g, err := l.step(k)
+		w, err := l.step(k)
+		pending = append(pending, w)
 		if err != nil {
 			return nil, nil, err
 		}
-		if k >= o.Warmup {
-			wall = append(wall, time.Since(t0).Nanoseconds())
-			gpu = append(gpu, g)
+		n := k + 1
+		if n > o.Warmup {
+			n -= o.Warmup
 		}
+		if n%every == 0 || k+1 == o.Warmup || k+1 == total {
+			if err := l.barrier(); err != nil {
+				return nil, nil, err
+			}
+			for i := range pending {
+				g, err := pending[i].gpu(r.ex)
+				if err != nil {
+					return nil, nil, err
+				}
+				if pending[i].k >= o.Warmup {
+					gpu = append(gpu, g)
+				}
+			}
+			pending = pending[:0]
+		}
+		now := time.Now()
+		if k >= o.Warmup {
+			wall = append(wall, now.Sub(last).Nanoseconds())
+		}
+		last = now
 		tick()
 	}
 	return wall, gpu, nil
@@ -170,6 +183,36 @@ func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wal
 
 // timed runs a GPU operation between two events so its GPU time counts.
 type timed struct{ a, b Event }
+
+// stepWork is the GPU work a step issued: timed operations, resolved once
+// the GPU has run them, plus GPU time known without events (the launch
+// phase's kernels, each measured alone).
+type stepWork struct {
+	k     int
+	ops   []timed
+	extra time.Duration
+}
+
+// gpu resolves and releases w's events and returns its GPU time in ns.
+func (w *stepWork) gpu(ex Executor) (int64, error) {
+	d := w.extra
+	var errs []error
+	for _, o := range w.ops {
+		e, err := ex.Elapsed(o.a, o.b)
+		errs = append(errs, err)
+		d += e
+	}
+	w.release(ex)
+	return d.Nanoseconds(), errors.Join(errs...)
+}
+
+func (w *stepWork) release(ex Executor) {
+	for _, o := range w.ops {
+		ex.Release(o.a)
+		ex.Release(o.b)
+	}
+	w.ops = nil
+}
 
 func median(v []int64) int64 {
 	if len(v) == 0 {
@@ -180,25 +223,13 @@ func median(v []int64) int64 {
 	return s[(len(s)-1)/2]
 }
 
-// pool hands out reusable host batches.
-type pool struct {
-	mu   sync.Mutex
-	free []*batch
-}
-
-func (p *pool) get() *batch {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
-		p.free = p.free[:n-1]
-		return b
+func mean(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
 	}
-	return nil
-}
-
-func (p *pool) put(b *batch) {
-	p.mu.Lock()
-	p.free = append(p.free, b)
-	p.mu.Unlock()
+	var t int64
+	for _, x := range v {
+		t += x
+	}
+	return t / int64(len(v))
 }

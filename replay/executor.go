@@ -4,7 +4,9 @@ import "time"
 
 // Executor carries out the GPU side of a replay. replay/cudaexec implements
 // it over the CUDA driver API; tests use a fake. Methods are called from
-// the replay's main goroutine only: producer goroutines do host work alone.
+// the replay's main goroutine, except HostWait and Release, which the pin
+// goroutine also calls (for the events that guard pinned buffers);
+// producer goroutines do host work alone.
 type Executor interface {
 	// Device names the GPU ("NVIDIA H200 (device 0, 132 SMs)").
 	Device() string
@@ -32,6 +34,18 @@ type Executor interface {
 	Wait(s Stream, e Event) error
 	// Sync blocks the host until s is idle.
 	Sync(s Stream) error
+	// HostWait blocks the host until e has completed.
+	HostWait(e Event) error
+	// MeasureCompute runs Compute(d) alone and returns its GPU time by
+	// events: what one such kernel takes on this GPU.
+	MeasureCompute(d time.Duration) (time.Duration, error)
+	// ComputeGraph captures n kernels of d each, as Compute queues them,
+	// into a CUDA graph ready to launch.
+	ComputeGraph(n int, d time.Duration) (Graph, error)
+	// LaunchGraph queues graph g on s with one call.
+	LaunchGraph(s Stream, g Graph) error
+	// DestroyGraph frees g.
+	DestroyGraph(g Graph) error
 	// Elapsed is the GPU time between two completed events.
 	Elapsed(a, b Event) (time.Duration, error)
 	// Release frees an event.
@@ -40,9 +54,10 @@ type Executor interface {
 	Close() error
 }
 
-// DeviceBuffer, Stream and Event are executor handles.
+// DeviceBuffer, Stream, Event and Graph are executor handles.
 type (
 	DeviceBuffer interface{ Size() int64 }
 	Stream       any
 	Event        any
+	Graph        any
 )

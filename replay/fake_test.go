@@ -15,7 +15,7 @@ const (
 
 // Op is one logged call.
 type Op struct {
-	Kind   string // "htod", "dtoh", "compute", "wait", "sync", "alloc-device", "alloc-pinned", "stream"
+	Kind   string // "htod", "dtoh", "compute", "wait", "sync", "hostwait", "graph", "graph-launch", "graph-destroy", "measure", "alloc-device", "alloc-pinned", "free-pinned", "stream"
 	Stream int
 	Bytes  int64
 	Pinned bool
@@ -170,6 +170,49 @@ func (f *Fake) Wait(s Stream, e Event) error {
 }
 
 func (f *Fake) Sync(s Stream) error { return f.log(Op{Kind: "sync", Stream: sid(s)}) }
+
+func (f *Fake) HostWait(e Event) error {
+	if !f.isLive(e) {
+		return errors.New("fake: host wait on a released event")
+	}
+	return f.log(Op{Kind: "hostwait"})
+}
+
+// kernelOverhead is the modelled GPU cost of one kernel launch.
+const kernelOverhead = 2 * time.Microsecond
+
+func (f *Fake) MeasureCompute(d time.Duration) (time.Duration, error) {
+	return d + kernelOverhead, f.log(Op{Kind: "measure", Dur: 0})
+}
+
+// fakeGraph is a captured graph of n kernels of d.
+type fakeGraph struct {
+	n    int
+	d    time.Duration
+	dead *bool
+}
+
+func (f *Fake) ComputeGraph(n int, d time.Duration) (Graph, error) {
+	dead := false
+	return fakeGraph{n, d, &dead}, f.log(Op{Kind: "graph"})
+}
+
+func (f *Fake) LaunchGraph(s Stream, g Graph) error {
+	fg, ok := g.(fakeGraph)
+	if !ok || *fg.dead {
+		return errors.New("fake: launch of a foreign or destroyed graph")
+	}
+	return f.log(Op{Kind: "graph-launch", Stream: sid(s), Dur: time.Duration(fg.n) * (fg.d + kernelOverhead)})
+}
+
+func (f *Fake) DestroyGraph(g Graph) error {
+	fg, ok := g.(fakeGraph)
+	if !ok || *fg.dead {
+		return errors.New("fake: destroy of a foreign or destroyed graph")
+	}
+	*fg.dead = true
+	return f.log(Op{Kind: "graph-destroy"})
+}
 
 func (f *Fake) isLive(v Event) bool {
 	f.mu.Lock()

@@ -2,9 +2,12 @@ package replay
 
 import (
 	"fmt"
-	"golang.org/x/sys/unix"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // burn keeps the calling goroutine's CPU busy for d: real host work of the
@@ -13,16 +16,17 @@ func burn(d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	end := time.Now().Add(d)
+	burnUntil(time.Now().Add(d))
+}
+
+// burnUntil keeps the CPU busy until the clock reaches end.
+func burnUntil(end time.Time) {
 	x := uint64(88172645463325252)
-	for {
+	for time.Now().Before(end) {
 		for range 256 {
 			x ^= x << 13
 			x ^= x >> 7
 			x ^= x << 17
-		}
-		if time.Now().After(end) {
-			break
 		}
 	}
 	sink.Store(x) // keeps the work from being optimised away
@@ -30,8 +34,8 @@ func burn(d time.Duration) {
 
 var sink atomic.Uint64
 
-// fill writes every byte of b (a batch being produced): on a fresh mapping
-// this also faults its pages in, as building a real batch does.
+// fill writes every byte of b: on a fresh mapping this also faults its
+// pages in, as writing a new tensor does.
 func fill(b []byte, seed byte) {
 	if len(b) == 0 {
 		return
@@ -44,33 +48,97 @@ func fill(b []byte, seed byte) {
 	}
 }
 
+// build does the memory traffic of making one batch buffer the way a
+// PyTorch data pipeline does: the samples are written into scratch memory
+// that the producer reuses from batch to batch (small tensors come from
+// the heap), then collated (torch.stack) into dst, which is read from the
+// samples and written into dst's pages (fresh ones, with their page faults,
+// when dst is a new mapping). scratch must be at least len(dst) long.
+func build(dst, scratch []byte, seed byte) {
+	s := scratch[:len(dst)]
+	fill(s, seed)
+	copy(dst, s)
+}
+
+// parallelCopy copies src into dst with up to n goroutines, as PyTorch's
+// CPU copy_ splits a large tensor over its intra-op threads (pin_memory()
+// on the main thread does so; the DataLoader's pin thread runs with one
+// thread).
+func parallelCopy(dst, src []byte, n int) {
+	const minChunk = 4 << 20
+	n = min(n, len(src)/minChunk)
+	if n <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(src) + n - 1) / n
+	for lo := 0; lo < len(src); lo += chunk {
+		hi := min(lo+chunk, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
+}
+
+// copyThreads is how many threads a main-thread pin_memory() copy uses:
+// PyTorch's intra-op pool, one thread per core up to 8 here (a memory copy
+// gains little beyond).
+func copyThreads() int { return min(runtime.NumCPU(), 8) }
+
 // mapping is a real mapping released with a real munmap: anonymous and
-// private, as glibc makes for a large allocation, or shared memory (a
-// memfd mapped MAP_SHARED), as a batch that a DataLoader worker process
-// hands over arrives in.
+// private, as glibc makes for a large allocation, or a view of shared
+// memory (a memfd mapped MAP_SHARED), as a batch that a DataLoader worker
+// process hands over arrives in.
 type mapping struct{ b []byte }
 
-func newMapping(n int64, shared bool) (*mapping, error) {
-	if !shared {
-		b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-		if err != nil {
-			return nil, fmt.Errorf("mmap %d bytes: %w", n, err)
-		}
-		return &mapping{b: b}, nil
+func newMapping(n int64) (*mapping, error) {
+	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+	if err != nil {
+		return nil, fmt.Errorf("mmap %d bytes: %w", n, err)
 	}
+	return &mapping{b: b}, nil
+}
+
+// shm is a shared-memory segment (a memfd) of n bytes, as a DataLoader
+// worker allocates for each batch it sends.
+type shm struct {
+	fd int
+	n  int64
+}
+
+func newShm(n int64) (*shm, error) {
 	fd, err := unix.MemfdCreate("traceaudit-batch", unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	defer unix.Close(fd) // the mapping keeps the memory alive
 	if err := unix.Ftruncate(fd, n); err != nil {
+		unix.Close(fd)
 		return nil, fmt.Errorf("ftruncate %d bytes: %w", n, err)
 	}
-	b, err := unix.Mmap(fd, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	return &shm{fd: fd, n: n}, nil
+}
+
+// view maps the segment MAP_SHARED: a fresh view whose pages fault in when
+// first touched, as in the process that receives a worker's batch.
+func (s *shm) view() (*mapping, error) {
+	b, err := unix.Mmap(s.fd, 0, int(s.n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return nil, fmt.Errorf("mmap %d bytes of shared memory: %w", n, err)
+		return nil, fmt.Errorf("mmap %d bytes of shared memory: %w", s.n, err)
 	}
 	return &mapping{b: b}, nil
+}
+
+// close closes the segment's descriptor; its memory lives on while a view
+// maps it, and is freed with the last munmap.
+func (s *shm) close() {
+	if s != nil && s.fd >= 0 {
+		unix.Close(s.fd)
+		s.fd = -1
+	}
 }
 
 func (m *mapping) unmap() error {

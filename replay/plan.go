@@ -5,24 +5,40 @@
 //
 // The plan is pure data; an Executor (package replay/cudaexec over the CUDA
 // driver API, or a fake in tests) carries out GPU operations. Host phases run
-// here: real CPU work of the observed length, real memory writes filling the
-// batch, real mmap/munmap of batch-sized mappings.
+// here: real CPU work of the observed length, real memory traffic building
+// each batch, real mmap/munmap of batch-sized mappings, shared memory handed
+// from producers to the main loop as a DataLoader worker's batches are.
 package replay
 
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
+	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
+	"github.com/traceaudit/traceaudit/analyze/passes/munmap"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // MinCopyBytes: copies smaller than this are left out of the plan (they
 // are latency-bound and do not decide the step).
 const MinCopyBytes = 64 << 10
+
+// MmapThreshold is the size from which glibc serves an allocation with its
+// own mapping (M_MMAP_THRESHOLD's dynamic ceiling on 64-bit, 32 MiB): a
+// batch tensor this large lives in fresh pages and is munmapped when freed.
+const MmapThreshold = 32 << 20
+
+// BuildGBps is the rate, in GB/s, above which a main-thread data phase is
+// too short to have built the batch there (writing a batch into fresh pages
+// runs at a few GB/s on one thread, 10 at most): such batches were made
+// elsewhere (DataLoader workers) or reused.
+const BuildGBps = 10
 
 // Copy is one host-device transfer of a step.
 type Copy struct {
@@ -38,26 +54,57 @@ type Copy struct {
 	ObservedNS int64 `json:"observed_ns"`
 }
 
+// Launches are the short kernels of a launch-bound step, each launched by
+// its own call (the launch-bound finding's figures).
+type Launches struct {
+	// Kernels is the number of such kernels per step.
+	Kernels int `json:"kernels"`
+	// KernelNS is each kernel's duration (their mean).
+	KernelNS int64 `json:"kernel_ns"`
+	// IntervalNS is the host's time per launch in the trace: the median
+	// time from one launch call's start to the next one's.
+	IntervalNS int64 `json:"interval_ns"`
+}
+
 // Step is the plan of one steady-state step, in nanoseconds per phase.
+// The phases are disjoint: each nanosecond of the trace's mean steady step
+// is replayed by one of them.
 type Step struct {
-	// DataNS is the main thread's time producing the next batch (the data
-	// bucket): real CPU work that also writes the batch.
+	// DataNS is the main thread's time producing or waiting for the next
+	// batch (the data bucket), pinning excluded.
 	DataNS int64 `json:"data_ns"`
-	// OtherNS is host work while the GPU idles (the other bucket).
+	// OtherNS is host work while the GPU idles (the other and sync
+	// buckets), without the launch phase and pinning.
 	OtherNS int64 `json:"other_ns"`
-	// ComputeNS is kernel time per step (the compute bucket), run as one
-	// spin kernel over all SMs.
+	// ComputeNS is kernel time per step (the compute bucket), launch-bound
+	// kernels included.
 	ComputeNS int64 `json:"compute_ns"`
 	// Copies are the step's host-device transfers in trace order.
 	Copies []Copy `json:"copies"`
 	// Munmaps is how many batch-sized mappings the main thread unmaps per
-	// step (0 unless the trace shows munmap stalls); MunmapBytes is the
-	// size of each.
+	// step where the trace shows munmap stalls (0 otherwise); MunmapBytes is
+	// the size of each.
 	Munmaps     int   `json:"munmaps"`
 	MunmapBytes int64 `json:"munmap_bytes"`
-	// Sync says the step ends with a host synchronisation (.item(),
-	// torch.cuda.synchronize()).
+	// Sync says the step drains the GPU queue (.item(),
+	// torch.cuda.synchronize()): the observed replay waits for the GPU at
+	// the end of every step.
 	Sync bool `json:"sync"`
+	// Batches says where each step's batch comes from: "main" (the main
+	// thread builds it: its data phase is long enough to write it),
+	// "workers" (DataLoader worker processes hand it over in shared memory:
+	// the trace shows their multiprocessing iterator, or the main thread
+	// unmapping batches it did not build), "reused" (the same buffer every
+	// step: nothing rebuilds it), or "" when nothing is copied.
+	Batches string `json:"batches"`
+	// PinNS is the main thread's time per step copying batches into pinned
+	// memory (aten::pin_memory in the trace): pinning on the main thread.
+	PinNS int64 `json:"pin_ns"`
+	// OSObserved says the trace recorded OS calls: when it did not, the
+	// main thread's munmap time is part of OtherNS.
+	OSObserved bool `json:"os_observed"`
+	// Launches, when set, are the launch-bound kernels of the step.
+	Launches *Launches `json:"launches,omitempty"`
 }
 
 // BatchBytes is the bytes copied host-to-device per step.
@@ -71,33 +118,64 @@ func (s *Step) BatchBytes() int64 {
 	return n
 }
 
+// LaunchComputeNS is the kernel time of the launch-bound kernels per step.
+func (s *Step) LaunchComputeNS() int64 {
+	if s.Launches == nil {
+		return 0
+	}
+	return int64(s.Launches.Kernels) * s.Launches.KernelNS
+}
+
+// TraceGBps are the trace's host-to-device copy bandwidths in GB/s: bytes
+// over GPU time of the plan's copies, per host memory kind (0: none).
+type TraceGBps struct {
+	Pageable float64 `json:"pageable,omitempty"`
+	Pinned   float64 `json:"pinned,omitempty"`
+}
+
 // Plan is the replay of one trace.
 type Plan struct {
 	File string `json:"file"`
 	// ObservedStepNS is the trace's median steady step.
 	ObservedStepNS int64 `json:"observed_step_ns"`
+	// ObservedStepMeanNS is the trace's mean steady step: the step the plan
+	// reproduces (its phases are mean buckets), so the one fidelity
+	// compares with.
+	ObservedStepMeanNS int64 `json:"observed_step_ns_mean"`
 	// ObservedGPUNS is the trace's GPU time per steady step: kernel busy
 	// time plus copy busy time, mean over steady steps.
-	ObservedGPUNS int64 `json:"observed_gpu_ns"`
-	Step          Step  `json:"step"`
+	ObservedGPUNS int64     `json:"observed_gpu_ns"`
+	TraceGBps     TraceGBps `json:"trace_gbps"`
+	Step          Step      `json:"step"`
 	// Variants are observed first, then one per finding the replay can
 	// fix, then all.
 	Variants []Variant `json:"variants"`
+	// workers is the prefetch-workers pool size (0: from Workers).
+	workers int
+}
+
+// prefetchWorkers is the prefetch-workers pool size: the dataloader-wait
+// finding's recommendation where there is one, else design.md's formula.
+func (p *Plan) prefetchWorkers() int {
+	if p.workers > 0 {
+		return p.workers
+	}
+	return Workers(&p.Step, p.ObservedStepNS)
 }
 
 // Build makes the plan of a trace from its analysis.
 func Build(r *audit.Report) (*Plan, error) {
 	ix, tl := r.Index, r.Timeline
 	if ix == nil || tl == nil {
-		return nil, fmt.Errorf("replay: %s: the report has no timeline", r.File)
+		return nil, fmt.Errorf("the report of %s has no timeline", r.File)
 	}
 	if len(ix.Steady) == 0 {
-		return nil, fmt.Errorf("replay: %s: no steady steps to replay", r.File)
+		return nil, fmt.Errorf("no steady steps to replay")
 	}
 	if len(ix.AnyKernel) == 0 {
-		return nil, fmt.Errorf("replay: %s: no GPU kernels to replay", r.File)
+		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
-	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS}
+	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady))}
 	n := int64(len(ix.Steady))
 	p.ObservedGPUNS = (ix.SteadyCovered(ix.AnyKernel) + ix.SteadyCovered(ix.Copies)) / n
 	b := ix.MeanBreakdown()
@@ -108,22 +186,68 @@ func Build(r *audit.Report) (*Plan, error) {
 	// Sync waits emerge from the replay itself (the host waits for the
 	// spin kernel); the sync bucket's time without kernels is host work.
 	st.OtherNS += b[index.Sync]
+	st.OSObserved = tl.Observed.OSCalls
 	rep := representative(ix)
 	st.Copies = copiesIn(tl, ix, rep)
 	st.Sync = syncsIn(tl, ix, rep)
-	if f := findingOf(r, "munmap-stall"); f != nil {
-		calls := f.Detail["calls_per_step"]
-		st.Munmaps = max(1, int(calls+0.5))
-		st.MunmapBytes = st.BatchBytes() / int64(st.Munmaps)
-		if st.MunmapBytes < 1<<20 {
-			st.MunmapBytes = 1 << 20
-		}
+	mf := findingOf(r, munmap.Analyzer.ID, analyze.SeverityWarning)
+	st.Batches = batchesOf(tl, ix, st, mf != nil)
+	if f := mf; f != nil {
+		d, _ := munmap.DetailOf(f)
+		st.Munmaps = max(1, int(d.CallsPerStep+0.5))
+		st.MunmapBytes = max(st.BatchBytes()/int64(st.Munmaps), 1<<20)
 		// The munmap time itself is replayed by real munmap calls.
 	} else {
 		st.OtherNS += b[index.OS]
 	}
+	pinData, pinOther := pinning(tl, ix)
+	st.PinNS = pinData + pinOther
+	st.DataNS = max(st.DataNS-pinData, 0)
+	st.OtherNS = max(st.OtherNS-pinOther, 0)
+	if f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo); f != nil {
+		if d, ok := launchbound.DetailOf(f); ok && d.KernelsPerStep > 0 {
+			l := &Launches{Kernels: d.KernelsPerStep, KernelNS: d.KernelNSPerStep / int64(d.KernelsPerStep), IntervalNS: d.LaunchIntervalNS}
+			l.KernelNS = min(max(l.KernelNS, 1), st.ComputeNS/int64(l.Kernels))
+			l.IntervalNS = max(l.IntervalNS, l.KernelNS)
+			st.Launches = l
+			// The host time of the launch phase that the GPU spent idle
+			// was other-bucket time: the paced launches replay it.
+			st.OtherNS = max(st.OtherNS-int64(l.Kernels)*(l.IntervalNS-l.KernelNS), 0)
+		}
+	}
+	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
+}
+
+// Where batches come from (Step.Batches).
+const (
+	BatchesMain    = "main"
+	BatchesWorkers = "workers"
+	BatchesReused  = "reused"
+)
+
+// batchesOf says where the step's batches come from. munmaps says the
+// main thread unmaps batch-sized memory each step.
+func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Step, munmaps bool) string {
+	if st.BatchBytes() == 0 {
+		return ""
+	}
+	if st.DataNS*BuildGBps >= st.BatchBytes() {
+		return BatchesMain
+	}
+	if munmaps {
+		return BatchesWorkers
+	}
+	if ix.HasMain {
+		for _, i := range tl.Tracks[ix.Main].Events {
+			e := &tl.Events[i]
+			if ix.IsData(e) && strings.Contains(tl.Name(e.Name), "MultiProcessing") {
+				return BatchesWorkers
+			}
+		}
+	}
+	return BatchesReused
 }
 
 // representative is the steady step whose length is the median.
@@ -162,9 +286,58 @@ func syncsIn(tl *timeline.Timeline, ix *index.Index, s index.Step) bool {
 	return false
 }
 
-func findingOf(r *audit.Report, id string) *analyze.Finding {
+// pinNames are the PyTorch operators that copy a tensor into pinned memory.
+var pinNames = map[string]bool{"aten::pin_memory": true, "aten::_pin_memory": true}
+
+// pinning is the main thread's time per steady step inside pin_memory
+// operators, split into the part the data bucket holds and the part the
+// other bucket holds.
+func pinning(tl *timeline.Timeline, ix *index.Index) (data, other int64) {
+	if !ix.HasMain {
+		return 0, 0
+	}
+	var spans []ivl.Interval
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if e.Kind == timeline.KindOp && pinNames[tl.Name(e.Name)] {
+			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
+		}
+	}
+	if len(spans) == 0 {
+		return 0, 0
+	}
+	pin := ivl.Union(spans).Intersect(ix.SteadySet)
+	n := int64(len(ix.Steady))
+	return pin.OverlapLen(ix.Buckets[index.Data]) / n, pin.OverlapLen(ix.Buckets[index.Other]) / n
+}
+
+// traceGBps is bytes over GPU time of the host-to-device copies, by kind.
+func traceGBps(copies []Copy) TraceGBps {
+	var pb, pt, qb, qt int64
+	for _, c := range copies {
+		if c.Dir != "HtoD" || c.ObservedNS <= 0 {
+			continue
+		}
+		if c.Pageable {
+			pb, pt = pb+c.Bytes, pt+c.ObservedNS
+		} else {
+			qb, qt = qb+c.Bytes, qt+c.ObservedNS
+		}
+	}
+	var g TraceGBps
+	if pt > 0 {
+		g.Pageable = float64(pb) / float64(pt)
+	}
+	if qt > 0 {
+		g.Pinned = float64(qb) / float64(qt)
+	}
+	return g
+}
+
+// findingOf is the finding with the given ID at or above min, or nil.
+func findingOf(r *audit.Report, id string, min analyze.Severity) *analyze.Finding {
 	for i := range r.Findings {
-		if r.Findings[i].ID == id && r.Findings[i].Severity >= analyze.SeverityWarning {
+		if r.Findings[i].ID == id && r.Findings[i].Severity >= min {
 			return &r.Findings[i]
 		}
 	}

@@ -1,5 +1,10 @@
 package replay
 
+import (
+	"fmt"
+	"math"
+)
+
 // Report is the `traceaudit replay --format json` object (design.md).
 // Fields may be added, never renamed.
 type Report struct {
@@ -7,10 +12,20 @@ type Report struct {
 	DryRun bool   `json:"dry_run"`
 	// Device names the GPU ("" in dry runs).
 	Device string `json:"device"`
-	// ObservedStepNS is the trace's median steady step.
-	ObservedStepNS int64 `json:"observed_step_ns"`
-	// ObservedGPUNS is the trace's GPU time per step (copies + kernels).
+	// ObservedStepNS is the trace's median steady step; ObservedStepMeanNS
+	// its mean steady step.
+	ObservedStepNS     int64 `json:"observed_step_ns"`
+	ObservedStepMeanNS int64 `json:"observed_step_ns_mean"`
+	// ObservedGPUNS is the trace's GPU time per step (copies + kernels),
+	// mean over steady steps.
 	ObservedGPUNS int64 `json:"observed_gpu_ns"`
+	// StepStat names the statistic that speedups and fidelity compare:
+	// "mean" (the mean step, the loop's throughput, on both sides).
+	StepStat string `json:"step_stat"`
+	// TraceGBps are the trace's copy bandwidths; Box the ones measured
+	// here at the same sizes (null in dry runs).
+	TraceGBps TraceGBps `json:"trace_gbps"`
+	Box       *Box      `json:"box"`
 	// Step is the replayed step's plan.
 	Step     Step      `json:"step"`
 	Variants []Variant `json:"variants"`
@@ -19,31 +34,54 @@ type Report struct {
 	Fidelity *Fidelity `json:"fidelity"`
 	// Steps is the number of measured steps per variant (0 in dry runs).
 	Steps int `json:"steps"`
+	// Notes say in words what the reader must know to trust the figures:
+	// where the box's copies differ from the trace's, where fidelity is out
+	// of bounds and why, which fixes cost more than they save.
+	Notes []string `json:"notes"`
 }
 
-// Fidelity is replayed over observed: Step for the step time, GPU for the
-// GPU time per step (copies + kernels). Host phases replay at their
-// observed length, so Step alone proves little; GPU says whether real
-// copies and kernels took what they took in the trace.
+// Fidelity is replayed over observed, like with like: Step is the
+// replayed observed variant's mean step over the trace's mean steady step
+// (the plan reproduces mean phases), StepMedian the same for medians, GPU
+// the replayed GPU time per step (copies + kernels, mean) over the trace's
+// (mean). Host phases replay at their observed length, so Step alone
+// proves little; GPU says whether real copies and kernels took what they
+// took in the trace.
 type Fidelity struct {
-	Step float64 `json:"step"`
-	GPU  float64 `json:"gpu"`
+	Step       float64 `json:"step"`
+	StepMedian float64 `json:"step_median"`
+	GPU        float64 `json:"gpu"`
 }
 
-// NewReport describes plan p; after Run, measured is true and the
-// fidelity is computed.
-func NewReport(p *Plan, device string, measured bool, steps int) *Report {
+// FidelityLow and FidelityHigh bound a faithful replay (design.md).
+const (
+	FidelityLow  = 0.9
+	FidelityHigh = 1.1
+)
+
+// Faithful says whether x is within FidelityLow..FidelityHigh.
+func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
+
+// NewReport describes plan p; box is what Run measured (nil in dry runs);
+// when measured is true the fidelity and the notes are computed.
+func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Report {
 	r := &Report{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
-		ObservedGPUNS: p.ObservedGPUNS, Step: p.Step, Variants: p.Variants}
+		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
+		TraceGBps: p.TraceGBps, Box: box, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if measured {
 		r.Steps = steps
 		obs := p.Variants[0]
-		r.Fidelity = &Fidelity{}
-		if p.ObservedStepNS > 0 {
-			r.Fidelity.Step = float64(obs.StepNSMedian) / float64(p.ObservedStepNS)
+		r.Fidelity = &Fidelity{
+			Step:       ratio(obs.StepNSMean, p.ObservedStepMeanNS),
+			StepMedian: ratio(obs.StepNSMedian, p.ObservedStepNS),
+			GPU:        ratio(obs.GPUNSMean, p.ObservedGPUNS),
 		}
-		if p.ObservedGPUNS > 0 {
-			r.Fidelity.GPU = float64(obs.GPUNSMedian) / float64(p.ObservedGPUNS)
+		r.Notes = append(r.Notes, bandwidthNotes(box, p.TraceGBps)...)
+		r.Notes = append(r.Notes, fidelityNotes(r)...)
+		for _, v := range p.Variants {
+			if v.Note != "" {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", v.Name, v.Note))
+			}
 		}
 	}
 	if r.Step.Copies == nil {
@@ -52,16 +90,52 @@ func NewReport(p *Plan, device string, measured bool, steps int) *Report {
 	return r
 }
 
-// PredictedStepNS is the step time the analyzers predict for variant v, in
-// nanoseconds: the replayed observed step (the trace's step in a dry run)
-// divided by v's predicted speedup; 0 when v has no prediction.
+// PredictedStepNS is the mean step time the analyzers predict for variant
+// v, in nanoseconds: the replayed observed mean step (the trace's mean step
+// in a dry run) divided by v's predicted speedup, which the analyzers
+// compute from means; 0 when v has no prediction.
 func (r *Report) PredictedStepNS(v Variant) int64 {
 	if v.PredictedSpeedup <= 0 {
 		return 0
 	}
-	base := r.ObservedStepNS
+	base := r.ObservedStepMeanNS
 	if !r.DryRun && len(r.Variants) > 0 {
-		base = r.Variants[0].StepNSMedian
+		base = r.Variants[0].StepNSMean
 	}
 	return int64(float64(base) / v.PredictedSpeedup)
 }
+
+func ratio(a, b int64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// fidelityNotes says what differs when the observed replay is not within
+// 0.9–1.1 of the trace.
+func fidelityNotes(r *Report) []string {
+	f := r.Fidelity
+	var out []string
+	if !Faithful(f.GPU) && r.ObservedGPUNS > 0 {
+		out = append(out, fmt.Sprintf("GPU time per step replays at %.2f of the trace's (%s): copies or kernels run at another speed here than where the trace was taken, so the speedups of fixes that change them differ too",
+			f.GPU, pct(f.GPU)))
+	}
+	if !Faithful(f.Step) && r.ObservedStepMeanNS > 0 {
+		why := "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"
+		if !Faithful(f.GPU) {
+			why = "the GPU time differs (above)"
+		}
+		out = append(out, fmt.Sprintf("the observed step replays at %.2f of the trace's mean step (%s): %s; compare speedups with care",
+			f.Step, pct(f.Step), why))
+	}
+	if r.ObservedStepNS > 0 && r.ObservedStepMeanNS > 0 {
+		if d := float64(r.ObservedStepMeanNS)/float64(r.ObservedStepNS) - 1; math.Abs(d) > 0.2 {
+			out = append(out, fmt.Sprintf("the trace's steps are uneven: the mean step is %s off the median; figures here compare means with means (throughput)", pct(1+d)))
+		}
+	}
+	return out
+}
+
+// pct writes x as a signed percentage difference from 1 ("+12 %").
+func pct(x float64) string { return fmt.Sprintf("%+.0f %%", 100*(x-1)) }

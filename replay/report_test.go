@@ -1,16 +1,97 @@
 package replay
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
+
+// measured fills p's variants as a run would, from mean and median steps.
+func measured(p *Plan, steps map[string][2]int64) {
+	for i := range p.Variants {
+		v := &p.Variants[i]
+		s := steps[v.Name]
+		v.StepNSMean, v.StepNSMedian = s[0], s[1]
+		v.GPUNSMean, v.GPUNSMedian = p.ObservedGPUNS, p.ObservedGPUNS
+	}
+	base := p.Variants[0].StepNSMean
+	for i := range p.Variants {
+		v := &p.Variants[i]
+		v.Speedup = float64(base) / float64(v.StepNSMean)
+		v.Note = costNote(v)
+	}
+}
+
+// TestFidelityComparesMeans: a bursty trace (median step 1 ms, mean 1.8
+// ms) whose replay reproduces the mean step is faithful; the median-based
+// ratio alone would have called it 1.8.
+func TestFidelityComparesMeans(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.ObservedStepNS, p.ObservedStepMeanNS = 1_000_000, 1_800_000
+	measured(p, map[string][2]int64{Observed: {1_800_000, 1_750_000}})
+	r := NewReport(p, "fake GPU", true, 10, nil)
+	if f := r.Fidelity; f.Step != 1 || f.StepMedian != 1.75 || f.GPU != 1 {
+		t.Errorf("fidelity %+v", f)
+	}
+	if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], "uneven") || !strings.Contains(r.Notes[0], "means with means") {
+		t.Errorf("notes %q", r.Notes)
+	}
+}
+
+func TestNotesSayWhatDiffers(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.TraceGBps = TraceGBps{Pageable: 6}
+	if err := p.Select("pinned"); err != nil {
+		t.Fatal(err)
+	}
+	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}, Pinned: {2_900_000, 2_900_000}})
+	p.Variants[0].GPUNSMean = 700_000
+	r := NewReport(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20})
+	all := strings.Join(r.Notes, "\n")
+	for _, want := range []string{
+		"pageable copies run 50 % faster on this box (9.0 GB/s) than in the trace (6.0 GB/s)",
+		"GPU time per step replays at 1.40 of the trace's",
+		"the observed step replays at 1.30 of the trace's mean step",
+		"pinned: this fix costs more than it saves here: 0.90x",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("notes lack %q:\n%s", want, all)
+		}
+	}
+	if v := p.Variants[1]; v.Note == "" || p.Variants[0].Note != "" {
+		t.Errorf("notes: observed %q, pinned %q", p.Variants[0].Note, v.Note)
+	}
+	// Within bounds, nothing to say.
+	q := tiny(BatchesMain)
+	q.TraceGBps = TraceGBps{Pageable: 6}
+	measured(q, map[string][2]int64{Observed: {2_100_000, 2_000_000}})
+	if r := NewReport(q, "fake GPU", true, 10, &Box{PageableGBps: 6.5, PinnedGBps: 50}); len(r.Notes) != 0 {
+		t.Errorf("notes %q for a faithful replay", r.Notes)
+	}
+}
+
+func TestCostNote(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		speedup float64
+		slower  bool
+	}{{Pinned, 0.97, true}, {Pinned, 0.985, false}, {Pinned, 1.5, false}, {Observed, 0.5, false}, {Pinned, 0, false}} {
+		v := &Variant{Name: c.name, Measured: Measured{Speedup: c.speedup}}
+		if got := costNote(v); (got != "") != c.slower || (c.slower && !strings.HasPrefix(got, "this fix costs more than it saves here")) {
+			t.Errorf("%s at %.3fx: %q", c.name, c.speedup, got)
+		}
+	}
+}
 
 func TestPredictedStepNS(t *testing.T) {
-	vs := []Variant{{Name: Observed, PredictedSpeedup: 1, StepNSMedian: 90e6}, {Name: "pinned", PredictedSpeedup: 3}, {Name: "x"}}
-	measured := &Report{ObservedStepNS: 120e6, Variants: vs}
+	vs := []Variant{{Name: Observed, PredictedSpeedup: 1, Measured: Measured{StepNSMean: 90e6, StepNSMedian: 80e6}},
+		{Name: "pinned", PredictedSpeedup: 3}, {Name: "x"}}
+	measured := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, Variants: vs}
 	if got := measured.PredictedStepNS(vs[1]); got != 30e6 {
-		t.Errorf("measured: %d, want the replayed observed step / 3 = 30 ms", got)
+		t.Errorf("measured: %d, want the replayed observed mean step / 3 = 30 ms", got)
 	}
-	dry := &Report{ObservedStepNS: 120e6, DryRun: true, Variants: vs}
+	dry := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, DryRun: true, Variants: vs}
 	if got := dry.PredictedStepNS(vs[1]); got != 40e6 {
-		t.Errorf("dry run: %d, want the trace's step / 3 = 40 ms", got)
+		t.Errorf("dry run: %d, want the trace's mean step / 3 = 40 ms", got)
 	}
 	if got := measured.PredictedStepNS(vs[2]); got != 0 {
 		t.Errorf("no prediction: %d", got)

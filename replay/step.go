@@ -23,29 +23,41 @@ func (l *loop) gpuOp(s Stream, op func() error) (timed, error) {
 
 // copyIn issues the host-to-device copies of batch b into device slot,
 // on stream s (side-stream copies of the observed plan go to the copy
-// stream when s is nil).
-func (l *loop) copyIn(s Stream, b *batch, slot int) ([]timed, error) {
+// stream when s is nil). It returns the stream the copies ran on.
+func (l *loop) copyIn(s Stream, b *batch, slot int) ([]timed, Stream, error) {
 	r := l.r
 	var ops []timed
+	used := s
+	if used == nil {
+		used = r.compute
+		if hasSide(&r.p.Step) {
+			used = r.copies
+		}
+	}
+	if used != r.compute {
+		// Copies into the slot wait until the compute that last read it
+		// has run (only pending when steps are not synchronised).
+		if ev := l.slotDone[slot]; ev != nil {
+			err := r.ex.Wait(used, ev)
+			r.ex.Release(ev)
+			l.slotDone[slot] = nil
+			if err != nil {
+				return nil, used, err
+			}
+		}
+	}
 	for i, c := range r.p.Step.Copies {
 		if c.Dir != "HtoD" {
 			continue
 		}
-		st := s
-		if st == nil {
-			st = r.compute
-			if c.SideStream {
-				st = r.copies
-			}
-		}
 		src, dst := b.bufs[i], r.dev[slot][i]
-		t, err := l.gpuOp(st, func() error { return r.ex.CopyHtoD(st, dst, src, b.slot >= 0) })
+		t, err := l.gpuOp(used, func() error { return r.ex.CopyHtoD(used, dst, src, b.slot != nil) })
 		if err != nil {
-			return ops, err
+			return ops, used, err
 		}
 		ops = append(ops, t)
 	}
-	return ops, nil
+	return ops, used, nil
 }
 
 // prefetch gets the next batch and issues its copies on the copy stream
@@ -55,109 +67,139 @@ func (l *loop) prefetch(slot int) error {
 	if err != nil {
 		return err
 	}
-	ops, err := l.copyIn(l.r.copies, b, slot)
+	ops, used, err := l.copyIn(l.r.copies, b, slot)
+	l.carry = append(l.carry, ops...)
 	if err != nil {
+		l.release(b, "drain")
 		return err
 	}
 	ev, err := l.r.ex.Record(l.r.copies)
 	if err != nil {
+		l.release(b, "drain")
 		return err
 	}
-	l.next, l.nextSlot, l.nextEv, l.nextOps = b, slot, ev, ops
+	// Its host memory is free once the copies are issued (guarded by an
+	// event where pinned): what the step needs is the arrival event.
+	if err := l.afterCopy(b, used); err != nil {
+		l.r.ex.Release(ev)
+		return err
+	}
+	l.nextSlot, l.nextEv = slot, ev
 	return nil
 }
 
-// step runs step k and returns its GPU time (copies and compute issued in
-// it) in nanoseconds. Every step ends with a barrier on both streams, so
-// steps are measured one at a time.
-func (l *loop) step(k int) (int64, error) {
+// step runs step k: get the batch and copy it (or use the one prefetched),
+// the host work during which the GPU idled in the trace, the compute (the
+// launch-bound kernels launched one by one at the observed pace, or as one
+// CUDA graph, then the rest of the compute as one kernel), and the results'
+// copies back. Whether the host then waits for the GPU is the caller's
+// business (Setup.SyncEvery).
+func (l *loop) step(k int) (stepWork, error) {
 	r, ex, st := l.r, l.r.ex, &l.r.p.Step
-	var ops []timed
-	var cur *batch
+	w := stepWork{k: k}
 	slot := 0
 	if l.s.CopyStream {
-		cur, slot = l.next, l.nextSlot
-		ops = append(ops, l.nextOps...)
+		slot = l.nextSlot
 		arrived := l.nextEv
+		l.nextEv = nil
 		// The next batch's data phase and copy overlap this batch's compute.
-		if err := l.prefetch(slot ^ 1); err != nil {
-			return 0, err
+		err := l.prefetch(slot ^ 1)
+		w.ops, l.carry = append(w.ops, l.carry...), nil
+		if err != nil {
+			ex.Release(arrived)
+			return w, err
 		}
-		ops = append(ops, l.nextOps...)
-		l.nextOps = nil
-		if err := ex.Wait(r.compute, arrived); err != nil {
-			return 0, err
+		err = ex.Wait(r.compute, arrived)
+		ex.Release(arrived)
+		if err != nil {
+			return w, err
 		}
-		defer ex.Release(arrived)
 	} else {
 		b, err := l.obtain()
 		if err != nil {
-			return 0, err
+			return w, err
 		}
-		cur = b
-		in, err := l.copyIn(nil, cur, 0)
+		ops, used, err := l.copyIn(nil, b, 0)
+		w.ops = append(w.ops, ops...)
 		if err != nil {
-			l.done(cur)
-			return 0, err
+			l.release(b, "drain")
+			return w, err
 		}
-		ops = append(ops, in...)
-		if side := hasSide(st); side {
-			ev, err := ex.Record(r.copies)
+		if used != r.compute {
+			ev, err := ex.Record(used)
+			if err == nil {
+				err = ex.Wait(r.compute, ev)
+				ex.Release(ev)
+			}
 			if err != nil {
-				return 0, err
+				l.release(b, "drain")
+				return w, err
 			}
-			if err := ex.Wait(r.compute, ev); err != nil {
-				return 0, err
-			}
-			defer ex.Release(ev)
 		}
-		// The batch's host memory is freed once copied: with the observed
-		// munmap stalls this is the real munmap, on the main thread.
-		if cur.slot < 0 {
-			if err := l.stepDone(cur); err != nil {
-				return 0, err
-			}
-			cur = nil
+		// The batch's host memory is freed once copied: a pinned slot with
+		// an event, pageable pages with a real munmap on the main thread
+		// where they are fresh.
+		if err := l.afterCopy(b, used); err != nil {
+			return w, err
 		}
 	}
-	t, err := l.gpuOp(r.compute, func() error { return ex.Compute(r.compute, time.Duration(st.ComputeNS)) })
-	if err != nil {
-		return 0, err
+	burn(r.otherBurn)
+	if lb := st.Launches; lb != nil && lb.Kernels > 0 {
+		if err := l.launchPhase(lb); err != nil {
+			return w, err
+		}
+		w.extra += time.Duration(lb.Kernels) * r.kernelGPU
 	}
-	ops = append(ops, t)
+	if rest := st.ComputeNS - st.LaunchComputeNS(); rest > 0 {
+		t, err := l.gpuOp(r.compute, func() error { return ex.Compute(r.compute, time.Duration(rest)) })
+		if err != nil {
+			return w, err
+		}
+		w.ops = append(w.ops, t)
+	}
+	if l.s.CopyStream || hasSide(st) {
+		ev, err := ex.Record(r.compute)
+		if err != nil {
+			return w, err
+		}
+		if old := l.slotDone[slot]; old != nil {
+			ex.Release(old)
+		}
+		l.slotDone[slot] = ev
+	}
 	for i, c := range st.Copies {
 		if c.Dir != "DtoH" {
 			continue
 		}
-		dst := make([]byte, c.Bytes)
-		pinned := false
-		if cur != nil && cur.slot >= 0 {
-			dst, pinned = cur.bufs[i], true
+		dst, pinned := make([]byte, c.Bytes), false
+		if l.dtoh != nil {
+			dst, pinned = l.dtoh[i], true
 		}
 		t, err := l.gpuOp(r.compute, func() error { return ex.CopyDtoH(r.compute, dst, r.dev[slot][i], pinned) })
 		if err != nil {
-			return 0, err
+			return w, err
 		}
-		ops = append(ops, t)
+		w.ops = append(w.ops, t)
 	}
-	burn(time.Duration(st.OtherNS))
-	if err := ex.Sync(r.compute); err != nil {
-		return 0, err
+	return w, nil
+}
+
+// launchPhase launches the launch-bound kernels: one graph launch, or each
+// kernel on its own with the host's observed time per launch between them.
+func (l *loop) launchPhase(lb *Launches) error {
+	r := l.r
+	if l.graph != nil {
+		return r.ex.LaunchGraph(r.compute, l.graph)
 	}
-	if err := ex.Sync(r.copies); err != nil {
-		return 0, err
-	}
-	var gpu time.Duration
-	for _, o := range ops {
-		d, err := ex.Elapsed(o.a, o.b)
-		ex.Release(o.a)
-		ex.Release(o.b)
-		if err != nil {
-			return 0, err
+	t0 := time.Now()
+	d, every := time.Duration(lb.KernelNS), time.Duration(lb.IntervalNS)
+	for i := range lb.Kernels {
+		if err := r.ex.Compute(r.compute, d); err != nil {
+			return err
 		}
-		gpu += d
+		burnUntil(t0.Add(time.Duration(i+1) * every))
 	}
-	return gpu.Nanoseconds(), l.stepDone(cur)
+	return nil
 }
 
 func hasSide(st *Step) bool {

@@ -2,56 +2,118 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 )
 
-// Variant names (design.md), and the finding each fixes.
+// Variant names (design.md).
 const (
 	Observed         = "observed"
 	Pinned           = "pinned"
 	PinnedCopyStream = "pinned-copy-stream"
 	PrefetchWorkers  = "prefetch-workers"
 	ReuseBuffers     = "reuse-buffers"
+	CUDAGraph        = "cuda-graph"
+	NoSync           = "no-sync"
 	All              = "all"
 )
 
-// fixes maps a fix variant to the finding it verifies, in plan order.
-var fixes = []struct{ variant, finding string }{
-	{Pinned, "sync-memcpy"},
-	{PinnedCopyStream, "copy-compute-serial"},
-	{PrefetchWorkers, "dataloader-wait"},
-	{ReuseBuffers, "munmap-stall"},
+// SyncEvery is how many steps a loop that does not drain the GPU queue
+// every step runs between two synchronisations (the no-sync fix reads its
+// metric every SyncEvery steps; a trace without per-step syncs is replayed
+// so too, since its host would otherwise run ahead without bound).
+const SyncEvery = 10
+
+// Feeders is how many producers stand in for the trace's DataLoader
+// workers when batches arrived ready-made (their count is not in the
+// trace; 4 is a common num_workers).
+const Feeders = 4
+
+// Where batches are copied into pinned memory (Setup.PinOn).
+const (
+	PinOnMain   = "main"   // the main thread, each step (tensor.pin_memory())
+	PinOnThread = "thread" // a pin goroutine, as the DataLoader's pin_memory thread
+	PinOnNone   = "none"   // nobody: the copies read pinned buffers filled once
+)
+
+// fix is one fix variant: what it changes in a setup, and the lowest
+// severity of its finding that plans it. The finding it verifies is not
+// written here: it is the analyzer whose VerifyWith names the variant
+// (FixFor), the one source of that link.
+type fix struct {
+	name  string
+	apply func(s *Setup, p *Plan)
+	min   analyze.Severity
+}
+
+// fixes are the fix variants in plan order.
+var fixes = []fix{
+	{Pinned, func(s *Setup, p *Plan) { s.Pinned = true }, analyze.SeverityWarning},
+	{PinnedCopyStream, func(s *Setup, p *Plan) { s.Pinned, s.CopyStream = true, true }, analyze.SeverityWarning},
+	{PrefetchWorkers, func(s *Setup, p *Plan) { s.Workers, s.Feeders = p.prefetchWorkers(), 0 }, analyze.SeverityWarning},
+	{ReuseBuffers, func(s *Setup, p *Plan) { s.ReuseBuffers = true }, analyze.SeverityWarning},
+	// Any launch-bound or sync-api finding, info included, plans its
+	// variant (design.md).
+	{CUDAGraph, func(s *Setup, p *Plan) { s.CUDAGraph = true }, analyze.SeverityInfo},
+	{NoSync, func(s *Setup, p *Plan) { s.SyncEvery = SyncEvery }, analyze.SeverityInfo},
+}
+
+// FixFor is the ID of the finding that variant name verifies: the analyzer
+// of the default suite whose VerifyWith names it ("" for observed and all).
+func FixFor(name string) string {
+	for _, a := range suite.Default {
+		if slices.Contains(a.VerifyWith, name) && name != All {
+			return a.ID
+		}
+	}
+	return ""
 }
 
 // Names lists every variant name in plan order.
 func Names() []string {
 	out := []string{Observed}
 	for _, f := range fixes {
-		out = append(out, f.variant)
+		out = append(out, f.name)
 	}
 	return append(out, All)
 }
 
-// Setup is what a variant changes about the observed loop.
+// Setup is what a variant runs: the observed loop's shape, with the fix
+// applied.
 type Setup struct {
-	// Pinned: copies come from pinned memory, filled by a pinning
-	// goroutine as the DataLoader's pin thread does.
+	// Pinned: copies come from pinned memory (PinOn says who fills it).
 	Pinned bool `json:"pinned"`
 	// CopyStream: copies run on their own stream, one batch ahead of the
 	// compute (double buffering).
 	CopyStream bool `json:"copy_stream"`
-	// Workers is the number of producer goroutines doing the per-batch host
-	// work ahead of the main loop (0: the main thread does it).
+	// Workers is the number of producers doing the per-batch host work
+	// ahead of the main loop, as DataLoader workers (0: the main thread
+	// builds batches, or Feeders bring them).
 	Workers int `json:"workers"`
 	// ReuseBuffers: batch buffers are allocated once; nothing is unmapped.
 	ReuseBuffers bool `json:"reuse_buffers"`
+	// PinOn says who copies batches into pinned memory: "main", "thread"
+	// or "none" ("" when copies are pageable).
+	PinOn string `json:"pin_on,omitempty"`
+	// Feeders is the number of producers standing in for the trace's own
+	// DataLoader workers when batches arrived ready-made (they build the
+	// batch in shared memory; the main thread keeps its observed wait).
+	Feeders int `json:"feeders,omitempty"`
+	// CUDAGraph: the launch-bound kernels are captured once into a CUDA
+	// graph, and each step launches the graph instead of each kernel.
+	CUDAGraph bool `json:"cuda_graph"`
+	// SyncEvery: the host waits for the GPU every SyncEvery steps (1: at
+	// the end of every step, as the observed loop does when it syncs).
+	SyncEvery int `json:"sync_every"`
 }
 
-// Variant is one way of running the step. The last three fields are set
-// by a run, absent in dry runs.
+// Variant is one way of running the step. The measured fields are set by
+// a run, absent in dry runs.
 type Variant struct {
 	Name string `json:"name"`
 	// FixFor is the finding the variant fixes (nil for observed and all).
@@ -59,65 +121,106 @@ type Variant struct {
 	Plan   Setup   `json:"plan"`
 	// PredictedSpeedup is the analyzer's estimate for the fix.
 	PredictedSpeedup float64 `json:"predicted_speedup"`
-	StepNSMedian     int64   `json:"step_ns_median,omitempty"`
-	GPUNSMedian      int64   `json:"gpu_ns_median,omitempty"`
-	Speedup          float64 `json:"speedup,omitempty"`
+	Measured
 }
 
-// variants plans observed, one variant per finding at warning or above
-// that a replay can fix, and all when there is more than one fix.
-func variants(r *audit.Report, p *Plan) []Variant {
-	out := []Variant{{Name: Observed, PredictedSpeedup: 1}}
-	var all Setup
-	n := 0
+// observedSetup is the loop as the trace shows it.
+func observedSetup(p *Plan) Setup {
+	st := &p.Step
+	s := Setup{SyncEvery: SyncEvery}
+	if st.Sync {
+		s.SyncEvery = 1
+	}
+	if st.Batches == BatchesWorkers {
+		s.Feeders = Feeders
+	}
+	pinned := false
+	for _, c := range st.Copies {
+		if c.Dir == "HtoD" {
+			pinned = !c.Pageable
+			if c.Pageable {
+				break
+			}
+		}
+	}
+	if pinned {
+		s.Pinned = true
+		if st.PinNS > 0 {
+			s.PinOn = PinOnMain
+		}
+	}
+	return normalize(s, p)
+}
+
+// normalize decides who pins a pinned setup's batches when no one was
+// named: the pin thread when producers make them, the main thread when it
+// builds them, no one when the batch is reused (pinned once) or nothing is
+// copied.
+func normalize(s Setup, p *Plan) Setup {
+	switch {
+	case !s.Pinned:
+		s.PinOn = ""
+	case s.PinOn != "":
+	case s.Workers > 0 || s.Feeders > 0:
+		s.PinOn = PinOnThread
+	case p.Step.Batches == BatchesMain:
+		s.PinOn = PinOnMain
+	default:
+		s.PinOn = PinOnNone
+	}
+	return s
+}
+
+// fixVariant is the variant named name applied to the observed loop,
+// without a prediction.
+func fixVariant(name string, p *Plan) Variant {
+	v := Variant{Name: name, Plan: observedSetup(p)}
+	if id := FixFor(name); id != "" {
+		v.FixFor = &id
+	}
 	for _, f := range fixes {
-		fd := findingOf(r, f.finding)
+		if f.name == name {
+			f.apply(&v.Plan, p)
+		}
+	}
+	v.Plan = normalize(v.Plan, p)
+	return v
+}
+
+// variants plans observed, one variant per finding that a replay can fix
+// (at warning or above, or any severity for launch-bound and sync-api),
+// and all when there is more than one fix.
+func variants(r *audit.Report, p *Plan) []Variant {
+	if f := findingOf(r, dataloader.Analyzer.ID, analyze.SeverityWarning); f != nil {
+		if d, ok := dataloader.DetailOf(f); ok && d.Workers > 0 {
+			p.workers = d.Workers // the count the finding recommends
+		}
+	}
+	out := []Variant{{Name: Observed, Plan: observedSetup(p), PredictedSpeedup: 1}}
+	all := observedSetup(p)
+	var planned []*analyze.Finding
+	for _, f := range fixes {
+		fd := findingOf(r, FixFor(f.name), f.min)
 		if fd == nil {
 			continue
 		}
-		v := fixVariant(f.variant, p)
+		v := fixVariant(f.name, p)
 		v.PredictedSpeedup = fd.EstimatedSpeedup
 		out = append(out, v)
-		all = merge(all, v.Plan)
-		n++
+		f.apply(&all, p)
+		planned = append(planned, fd)
 	}
-	if n > 1 {
-		out = append(out, Variant{Name: All, Plan: all, PredictedSpeedup: predictAll(r, all)})
+	if len(planned) > 1 {
+		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, all, planned)})
 	}
 	return out
 }
 
-// fixVariant is the variant named name, without a prediction.
-func fixVariant(name string, p *Plan) Variant {
-	v := Variant{Name: name}
-	for _, f := range fixes {
-		if f.variant == name {
-			id := f.finding
-			v.FixFor = &id
-		}
-	}
-	switch name {
-	case Pinned:
-		v.Plan.Pinned = true
-	case PinnedCopyStream:
-		v.Plan.Pinned, v.Plan.CopyStream = true, true
-	case PrefetchWorkers:
-		v.Plan.Workers = Workers(&p.Step, p.ObservedStepNS)
-	case ReuseBuffers:
-		v.Plan.ReuseBuffers = true
-	}
-	return v
-}
-
-func merge(a, b Setup) Setup {
-	return Setup{Pinned: a.Pinned || b.Pinned, CopyStream: a.CopyStream || b.CopyStream,
-		Workers: max(a.Workers, b.Workers), ReuseBuffers: a.ReuseBuffers || b.ReuseBuffers}
-}
-
-// predictAll estimates the step with every planned fix from the mean split:
-// prefetching removes the data bucket, pinned copies on a side stream the
-// copy bucket, reusing buffers the os bucket.
-func predictAll(r *audit.Report, s Setup) float64 {
+// predictAll estimates the step with every planned fix from the mean
+// split: prefetching removes the data bucket, pinned copies the copy
+// bucket, reusing buffers the os bucket; a CUDA graph and dropping the
+// syncs remove what their findings counted (other-bucket time).
+func predictAll(r *audit.Report, s Setup, planned []*analyze.Finding) float64 {
 	b := r.Steps.BreakdownNS
 	step := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
 	saved := int64(0)
@@ -130,6 +233,13 @@ func predictAll(r *audit.Report, s Setup) float64 {
 	if s.ReuseBuffers {
 		saved += b.OS
 	}
+	var other int64
+	for _, f := range planned {
+		if id := f.ID; id == FixFor(CUDAGraph) || id == FixFor(NoSync) {
+			other += f.WastedNS
+		}
+	}
+	saved += min(other, b.Other+b.Sync)
 	if step <= 0 {
 		return 1
 	}
@@ -138,18 +248,15 @@ func predictAll(r *audit.Report, s Setup) float64 {
 
 // Select keeps the variants named in list (comma-separated; "" keeps the
 // plan's). A named variant the findings did not call for is planned anyway,
-// with no prediction. observed is always kept: speedups are relative to it.
+// with no prediction. observed is always kept (and planned if the plan has
+// none): speedups are relative to it.
 func (p *Plan) Select(list string) error {
 	if strings.TrimSpace(list) == "" {
 		return nil
 	}
-	have := map[string]Variant{}
+	have := map[string]Variant{Observed: {Name: Observed, Plan: observedSetup(p), PredictedSpeedup: 1}}
 	for _, v := range p.Variants {
 		have[v.Name] = v
-	}
-	known := map[string]bool{}
-	for _, n := range Names() {
-		known[n] = true
 	}
 	out := []Variant{have[Observed]}
 	seen := map[string]bool{Observed: true}
@@ -158,18 +265,18 @@ func (p *Plan) Select(list string) error {
 		if name == "" || seen[name] {
 			continue
 		}
-		if !known[name] {
+		if !slices.Contains(Names(), name) {
 			return fmt.Errorf("unknown variant %q (want %s)", name, strings.Join(Names(), ", "))
 		}
 		seen[name] = true
 		v, ok := have[name]
 		if !ok {
 			if name == All {
-				var s Setup
+				s := observedSetup(p)
 				for _, f := range fixes {
-					s = merge(s, fixVariant(f.variant, p).Plan)
+					f.apply(&s, p)
 				}
-				v = Variant{Name: All, Plan: s}
+				v = Variant{Name: All, Plan: normalize(s, p)}
 			} else {
 				v = fixVariant(name, p)
 			}

@@ -20,9 +20,24 @@ func planLine(r *replay.Report) string {
 		}
 		copies = append(copies, fmt.Sprintf("%s %s %s", c.Dir, units.Bytes(c.Bytes), kind))
 	}
-	parts := []string{fmt.Sprintf("data %s (host work)", units.Dur(st.DataNS))}
+	who := "host work"
+	switch st.Batches {
+	case replay.BatchesMain:
+		who = "the main thread builds the batch"
+	case replay.BatchesWorkers:
+		who = "waiting for DataLoader workers' batches"
+	case replay.BatchesReused:
+		who = "host work; the batch buffer is reused"
+	}
+	parts := []string{fmt.Sprintf("data %s (%s)", units.Dur(st.DataNS), who)}
+	if st.PinNS > 0 {
+		parts = append(parts, fmt.Sprintf("pinning on the main thread %s", units.Dur(st.PinNS)))
+	}
 	if len(copies) > 0 {
 		parts = append(parts, "copies "+strings.Join(copies, ", "))
+	}
+	if l := st.Launches; l != nil {
+		parts = append(parts, fmt.Sprintf("%d launches of %s kernels, one every %s", l.Kernels, units.Dur(l.KernelNS), units.Dur(l.IntervalNS)))
 	}
 	parts = append(parts, fmt.Sprintf("compute %s", units.Dur(st.ComputeNS)), fmt.Sprintf("other host work %s", units.Dur(st.OtherNS)))
 	if st.Munmaps > 0 {
@@ -37,16 +52,32 @@ func planLine(r *replay.Report) string {
 func setupText(s replay.Setup) string {
 	var p []string
 	if s.Pinned {
-		p = append(p, "pinned buffers")
+		switch s.PinOn {
+		case replay.PinOnMain:
+			p = append(p, "pinned (on the main thread)")
+		case replay.PinOnThread:
+			p = append(p, "pinned (pin thread)")
+		default:
+			p = append(p, "pinned buffers")
+		}
 	}
 	if s.CopyStream {
 		p = append(p, "copy stream, double-buffered")
 	}
 	if s.Workers > 0 {
-		p = append(p, fmt.Sprintf("%d producer workers", s.Workers))
+		p = append(p, fmt.Sprintf("%d workers", s.Workers))
+	}
+	if s.Feeders > 0 {
+		p = append(p, fmt.Sprintf("batches from %d workers", s.Feeders))
 	}
 	if s.ReuseBuffers {
 		p = append(p, "buffers reused")
+	}
+	if s.CUDAGraph {
+		p = append(p, "CUDA graph")
+	}
+	if s.SyncEvery > 1 {
+		p = append(p, fmt.Sprintf("sync every %d steps", s.SyncEvery))
 	}
 	if len(p) == 0 {
 		return "as observed"
@@ -61,51 +92,81 @@ func fixFor(v replay.Variant) string {
 	return *v.FixFor
 }
 
-// replayText writes the terminal report: per variant the measured step
-// time, speedup, predicted speedup and GPU time, then the fidelity of the
-// observed replay.
+// boxLine sets the box's copy bandwidths beside the trace's.
+func boxLine(r *replay.Report) string {
+	if r.Box == nil {
+		return ""
+	}
+	var tr []string
+	if g := r.TraceGBps.Pageable; g > 0 {
+		tr = append(tr, fmt.Sprintf("pageable %.1f GB/s", g))
+	}
+	if g := r.TraceGBps.Pinned; g > 0 {
+		tr = append(tr, fmt.Sprintf("pinned %.1f GB/s", g))
+	}
+	trace := "no host-to-device copies"
+	if len(tr) > 0 {
+		trace = strings.Join(tr, ", ")
+	}
+	return fmt.Sprintf("copy bandwidth here at %s: pageable %.1f GB/s, pinned %.1f GB/s; in the trace: %s",
+		units.Bytes(r.Box.Bytes), r.Box.PageableGBps, r.Box.PinnedGBps, trace)
+}
+
+// replayText writes the terminal report: per variant the measured mean and
+// median step, speedup, predicted speedup and GPU time, then the box's
+// bandwidths, the fidelity of the observed replay and the notes.
 func replayText(p *printer, r *replay.Report) {
 	if r.DryRun {
 		p.line("replay plan for %s (dry run: nothing was run)", filepath.Base(r.File))
 	} else {
 		p.line("replay of %s on %s, %d steps per variant", filepath.Base(r.File), r.Device, r.Steps)
 	}
-	p.line("observed in the trace: step %s (median), GPU %s per step (copies + kernels)", units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS))
-	p.line("replayed step: %s", planLine(r))
+	p.line("observed in the trace: step %s (mean), %s (median); GPU %s per step (copies + kernels, mean)",
+		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS))
+	for _, l := range wrap("replayed step: "+planLine(r), textWidth) {
+		p.line("%s", l)
+	}
 	p.line("")
 	if r.DryRun {
-		p.line("%-19s %-20s %-44s %9s", "variant", "fixes", "setup", "predicted")
+		p.line("%-19s %-20s %9s   %s", "variant", "fixes", "predicted", "setup")
 		for _, v := range r.Variants {
-			p.line("%-19s %-20s %-44s %9s", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
+			p.line("%-19s %-20s %9s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), setupText(v.Plan))
 		}
 		return
 	}
-	p.line("%-19s %-20s %11s %8s %10s %11s   %s", "variant", "fixes", "step", "speedup", "predicted", "GPU/step", "setup")
+	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU/step", "setup")
 	for _, v := range r.Variants {
-		p.line("%-19s %-20s %11s %8s %10s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMedian), units.Speedup(v.Speedup),
-			units.Speedup(v.PredictedSpeedup), units.Dur(v.GPUNSMedian), setupText(v.Plan))
+		p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
+			units.Speedup(v.PredictedSpeedup), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+	}
+	p.line("")
+	if l := boxLine(r); l != "" {
+		p.line("%s", l)
 	}
 	if f := r.Fidelity; f != nil {
-		p.line("")
-		p.line("fidelity of the observed replay: step %.2f (%s replayed / %s in the trace), GPU %.2f (%s / %s)",
-			f.Step, units.Dur(r.Variants[0].StepNSMedian), units.Dur(r.ObservedStepNS),
-			f.GPU, units.Dur(r.Variants[0].GPUNSMedian), units.Dur(r.ObservedGPUNS))
-		for _, l := range wrap(fidelityNote(f), textWidth-2) {
-			p.line("  %s", l)
+		p.line("fidelity of the observed replay: step %.2f (%s replayed / %s in the trace, means), median %.2f, GPU %.2f (%s / %s)",
+			f.Step, units.Dur(r.Variants[0].StepNSMean), units.Dur(r.ObservedStepMeanNS), f.StepMedian,
+			f.GPU, units.Dur(r.Variants[0].GPUNSMean), units.Dur(r.ObservedGPUNS))
+		for _, n := range notes(r) {
+			for i, l := range wrap(n, textWidth-4) {
+				if i == 0 {
+					p.line("  - %s", l)
+				} else {
+					p.line("    %s", l)
+				}
+			}
 		}
 	}
 }
 
-// fidelityNote says how far to trust the measured speedups.
-func fidelityNote(f *replay.Fidelity) string {
-	within := func(x float64) bool { return x >= 0.75 && x <= 1.25 }
-	switch {
-	case within(f.Step) && within(f.GPU):
-		return "The replay reproduces the trace within 25 %: its speedups are measured on the same pattern."
-	case !within(f.GPU):
-		return "The replayed GPU time differs from the trace by more than 25 %: copies or kernels on this machine run at another speed than where the trace was taken, so speedups may differ there."
+// notes are the report's notes, or the one line saying that the replay is
+// faithful when there is nothing to note.
+func notes(r *replay.Report) []string {
+	if len(r.Notes) > 0 {
+		return r.Notes
 	}
-	return "The replayed step differs from the trace by more than 25 %: compare speedups with care."
+	return []string{fmt.Sprintf("The replay reproduces the trace within %.0f %% (step and GPU time): its speedups are measured on the same pattern.",
+		100*(replay.FidelityHigh-1))}
 }
 
 // replayMarkdown writes the replay report for a pull request.
@@ -118,7 +179,8 @@ func replayMarkdown(p *printer, r *replay.Report, o Options) {
 		p.line("On %s, %d measured steps per variant.", mdEscape(r.Device), r.Steps)
 	}
 	p.line("")
-	p.line("Observed in the trace: step %s, GPU %s per step. Replayed step: %s.", units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), mdEscape(planLine(r)))
+	p.line("Observed in the trace: step %s (mean), %s (median), GPU %s per step. Replayed step: %s.",
+		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), mdEscape(planLine(r)))
 	p.line("")
 	if r.DryRun {
 		p.line("| variant | fixes | setup | predicted speedup |")
@@ -127,15 +189,23 @@ func replayMarkdown(p *printer, r *replay.Report, o Options) {
 			p.line("| `%s` | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
 		}
 	} else {
-		p.line("| variant | fixes | step (median) | measured speedup | predicted | GPU per step | setup |")
-		p.line("|---|---|---:|---:|---:|---:|---|")
+		p.line("| variant | fixes | step (mean) | measured speedup | predicted | step (median) | GPU per step | setup |")
+		p.line("|---|---|---:|---:|---:|---:|---:|---|")
 		for _, v := range r.Variants {
-			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMedian), units.Speedup(v.Speedup),
-				units.Speedup(v.PredictedSpeedup), units.Dur(v.GPUNSMedian), setupText(v.Plan))
+			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
+				units.Speedup(v.PredictedSpeedup), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+		}
+		p.line("")
+		if l := boxLine(r); l != "" {
+			p.line("%s.", mdEscape(strings.ToUpper(l[:1])+l[1:]))
+			p.line("")
 		}
 		if f := r.Fidelity; f != nil {
+			p.line("Fidelity of the observed replay (means): step %.2f, median step %.2f, GPU %.2f.", f.Step, f.StepMedian, f.GPU)
 			p.line("")
-			p.line("Fidelity of the observed replay: step %.2f, GPU %.2f. %s", f.Step, f.GPU, fidelityNote(f))
+			for _, n := range notes(r) {
+				p.line("- %s", mdEscape(n))
+			}
 		}
 	}
 	mdPlots(p, o.Plots, false)

@@ -39,6 +39,8 @@ type Context struct {
 	streams map[*Stream]struct{}
 	events  map[*Event]struct{}
 	modules map[*Module]struct{}
+	graphs  map[*Graph]struct{}
+	execs   map[*GraphExec]struct{}
 
 	spinMu sync.Mutex // guards spin's lazy set-up
 	spin   *spinKernel
@@ -62,6 +64,8 @@ func (d *Driver) NewContext(ordinal int) (*Context, error) {
 		streams: map[*Stream]struct{}{},
 		events:  map[*Event]struct{}{},
 		modules: map[*Module]struct{}{},
+		graphs:  map[*Graph]struct{}{},
+		execs:   map[*GraphExec]struct{}{},
 		quit:    make(chan struct{}),
 	}
 	if err := d.check("cuDeviceGet", d.cuDeviceGet(&c.dev, int32(ordinal))); err != nil {
@@ -213,7 +217,8 @@ func (c *Context) Allocated() (deviceBytes, hostBytes int) {
 
 // Close waits for the queued work of the device's primary context
 // (cuCtxSynchronize: this includes work queued through other Contexts on
-// the same device, which share it), then destroys every event and stream,
+// the same device, which share it), then destroys every graph, event and
+// stream,
 // unloads every module, frees every device and pinned allocation still
 // recorded, stops the Do thread, and releases the primary context. It
 // returns the errors met on the way, joined. A second call does nothing and
@@ -226,8 +231,10 @@ func (c *Context) Close() error {
 	close(c.quit)
 	c.mu.Lock()
 	events, streams, modules := c.events, c.streams, c.modules
+	graphs, execs := c.graphs, c.execs
 	device, host := c.device, c.host
 	c.events, c.streams, c.modules = map[*Event]struct{}{}, map[*Stream]struct{}{}, map[*Module]struct{}{}
+	c.graphs, c.execs = map[*Graph]struct{}{}, map[*GraphExec]struct{}{}
 	c.device, c.host = map[DevicePtr]int{}, map[unsafe.Pointer]int{}
 	c.mu.Unlock()
 
@@ -240,6 +247,14 @@ func (c *Context) Close() error {
 			}
 		}
 		add("cuCtxSynchronize", c.d.cuCtxSynchronize())
+		for x := range execs {
+			x.dead.Store(true)
+			add("cuGraphExecDestroy", c.d.cuGraphExecDestroy(x.h))
+		}
+		for g := range graphs {
+			g.dead.Store(true)
+			add("cuGraphDestroy", c.d.cuGraphDestroy(g.h))
+		}
 		for e := range events {
 			e.dead.Store(true)
 			add("cuEventDestroy_v2", c.d.cuEventDestroy(e.h))

@@ -96,6 +96,15 @@ type Driver struct {
 	cuModuleGetFunction       func(f *uintptr, m uintptr, name string) int32
 	cuModuleUnload            func(m uintptr) int32
 	cuLaunchKernel            func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, s uintptr, params, extra unsafe.Pointer) int32
+
+	// CUDA graph calls (graph.go), optional: nil where the driver lacks
+	// them.
+	cuStreamBeginCapture func(s uintptr, mode int32) int32
+	cuStreamEndCapture   func(s uintptr, g *uintptr) int32
+	cuGraphInstantiate   func(x *uintptr, g uintptr, flags uint64) int32
+	cuGraphLaunch        func(x uintptr, s uintptr) int32
+	cuGraphExecDestroy   func(x uintptr) int32
+	cuGraphDestroy       func(g uintptr) int32
 }
 
 var (
@@ -203,7 +212,30 @@ func (d *Driver) bindAll() error {
 	if _, err := d.bind(&d.cuModuleLoadDataEx, "cuModuleLoadDataEx"); err != nil {
 		d.cuModuleLoadDataEx = nil
 	}
+	d.bindGraphs()
 	return nil
+}
+
+// bindGraphs binds the CUDA graph calls by the names cuda.h maps them to
+// (cuStreamBeginCapture to cuStreamBeginCapture_v2, cuGraphInstantiate to
+// cuGraphInstantiateWithFlags), or leaves them all nil when the driver
+// lacks one.
+func (d *Driver) bindGraphs() {
+	syms := []symbol{
+		{&d.cuStreamBeginCapture, []string{"cuStreamBeginCapture_v2"}},
+		{&d.cuStreamEndCapture, []string{"cuStreamEndCapture"}},
+		{&d.cuGraphInstantiate, []string{"cuGraphInstantiateWithFlags"}},
+		{&d.cuGraphLaunch, []string{"cuGraphLaunch"}},
+		{&d.cuGraphExecDestroy, []string{"cuGraphExecDestroy"}},
+		{&d.cuGraphDestroy, []string{"cuGraphDestroy"}},
+	}
+	for _, s := range syms {
+		if _, err := d.bind(s.fptr, s.names...); err != nil {
+			d.cuStreamBeginCapture, d.cuStreamEndCapture, d.cuGraphInstantiate = nil, nil, nil
+			d.cuGraphLaunch, d.cuGraphExecDestroy, d.cuGraphDestroy = nil, nil, nil
+			return
+		}
+	}
 }
 
 // bind looks up the first of names that the library exports and points

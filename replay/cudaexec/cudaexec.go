@@ -143,6 +143,58 @@ func (e *Executor) Wait(s replay.Stream, v replay.Event) error { return stream(s
 // Sync implements replay.Executor.
 func (e *Executor) Sync(s replay.Stream) error { return stream(s).Synchronize() }
 
+// HostWait implements replay.Executor with cuEventSynchronize.
+func (e *Executor) HostWait(v replay.Event) error { return event(v).Synchronize() }
+
+// MeasureCompute implements replay.Executor: the spin kernel alone on a
+// stream of its own, timed by events (cuda.Context.MeasureSpin).
+func (e *Executor) MeasureCompute(d time.Duration) (time.Duration, error) {
+	return e.ctx.MeasureSpin(d)
+}
+
+// graph is a captured and instantiated CUDA graph.
+type graph struct{ x *cuda.GraphExec }
+
+// ComputeGraph implements replay.Executor: n spin kernels of d, captured
+// with stream capture into one graph and instantiated.
+func (e *Executor) ComputeGraph(n int, d time.Duration) (replay.Graph, error) {
+	g, err := e.ctx.Capture(func(s *cuda.Stream) error {
+		for range n {
+			if err := e.ctx.Spin(s, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer g.Destroy()
+	x, err := g.Instantiate()
+	if err != nil {
+		return nil, err
+	}
+	return graph{x}, nil
+}
+
+// LaunchGraph implements replay.Executor with cuGraphLaunch.
+func (e *Executor) LaunchGraph(s replay.Stream, g replay.Graph) error {
+	x, ok := g.(graph)
+	if !ok {
+		return errors.New("cudaexec: foreign graph")
+	}
+	return x.x.Launch(stream(s))
+}
+
+// DestroyGraph implements replay.Executor.
+func (e *Executor) DestroyGraph(g replay.Graph) error {
+	x, ok := g.(graph)
+	if !ok {
+		return errors.New("cudaexec: foreign graph")
+	}
+	return x.x.Destroy()
+}
+
 // Elapsed implements replay.Executor.
 func (e *Executor) Elapsed(a, b replay.Event) (time.Duration, error) {
 	return e.ctx.Elapsed(event(a), event(b))

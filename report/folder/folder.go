@@ -105,7 +105,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 func replayBars(r *replay.Report) []plot.ReplayBar {
 	bars := make([]plot.ReplayBar, 0, len(r.Variants))
 	for _, v := range r.Variants {
-		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMedian, PredictedNS: r.PredictedStepNS(v)})
+		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMean, PredictedNS: r.PredictedStepNS(v)})
 	}
 	return bars
 }

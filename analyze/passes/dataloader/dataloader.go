@@ -49,6 +49,19 @@ func observable(p *analyze.Pass) (bool, string) {
 	return false, "no range on the main thread names data loading (DataLoader __next__, or a range matching --data-range): wrap batch loading in a named range (torch.profiler.record_function or NVTX) or pass --data-range"
 }
 
+// Detail is the typed form of a dataloader-wait finding's detail map.
+type Detail struct {
+	// Workers is the recommended total of DataLoader workers.
+	Workers int `detail:"workers"`
+	// DataNSPerStep is the data bucket per steady step, in nanoseconds.
+	DataNSPerStep int64 `detail:"data_ns_per_step"`
+	// StepNS is the mean steady step, in nanoseconds.
+	StepNS int64 `detail:"step_ns"`
+}
+
+// DetailOf reads f's detail; ok is false when a key is missing.
+func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
@@ -96,7 +109,7 @@ func run(p *analyze.Pass) (any, error) {
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"workers": float64(workers), "data_ns_per_step": float64(per), "step_ns": float64(stepNS)},
+		Detail:   analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS}),
 	}
 	f.Fix = fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
 		"The main thread waits %s of each %s step; with %d workers each worker has %d steps' time to build its batch, "+

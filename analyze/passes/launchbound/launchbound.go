@@ -35,8 +35,9 @@ before the previous kernel ended and began no more than 100 µs after it: the
 GPU outran a host that was busy dispatching and launching.
 Wasted time: that idle time, where no other cause (copy, sync, OS, data)
 claims it. Cost: O(n log n).`,
-	Requires: []*analyze.Analyzer{index.Analyzer},
-	Bands:    &analyze.Bands{Warning: 0.10, Error: 0.30},
+	Requires:   []*analyze.Analyzer{index.Analyzer},
+	Bands:      &analyze.Bands{Warning: 0.10, Error: 0.30},
+	VerifyWith: []string{"cuda-graph"},
 	Observable: func(p *analyze.Pass) (bool, string) {
 		if !p.Timeline.Observed.APICalls {
 			return false, "the trace has no host CUDA API calls, so launches cannot be linked to kernels"
@@ -46,9 +47,41 @@ claims it. Cost: O(n log n).`,
 	Run: run,
 }
 
+// Detail is the typed form of a launch-bound finding's detail map: what the
+// replay needs to launch the same kernels at the same pace.
+type Detail struct {
+	// KernelsPerStep is the number of individually launched kernels per
+	// steady step.
+	KernelsPerStep int `detail:"kernels_per_step"`
+	// MedianKernelNS is their median duration.
+	MedianKernelNS int64 `detail:"median_kernel_ns"`
+	// LaunchGaps is the number of idle gaps counted.
+	LaunchGaps int `detail:"launch_gaps"`
+	// KernelNSPerStep is their summed duration per steady step.
+	KernelNSPerStep int64 `detail:"kernel_ns_per_step"`
+	// LaunchIntervalNS is the host's time per launch: the median time from
+	// one launch call's start to the next one's.
+	LaunchIntervalNS int64 `detail:"launch_interval_ns"`
+	// LaunchCallNS is the median duration of the launch calls themselves.
+	LaunchCallNS int64 `detail:"launch_call_ns"`
+}
+
+// DetailOf reads f's detail; ok is false when a key is missing.
+func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
+
+func median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
+}
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
+	// ks are the short-kernel candidates: kernels of steady steps, each
+	// launched by its own call (graph replays excluded).
 	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
 	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
 	for i := range tl.Events {
@@ -65,6 +98,25 @@ func run(p *analyze.Pass) (any, error) {
 	steps := max(len(ix.Steady), 1)
 	if len(ks)/steps < MinKernelsPerStep {
 		return nil, nil
+	}
+	var kernelNS int64
+	for _, d := range durs {
+		kernelNS += d
+	}
+	// The host's time per launch: from one launch call's start to the next
+	// one's, median over consecutive launches (the gaps between steps fall
+	// in the tail).
+	intervals := make([]int64, 0, len(ks))
+	calls := make([]int64, 0, len(ks))
+	for j, i := range ks {
+		launch := &tl.Events[tl.Events[i].Link]
+		calls = append(calls, launch.Dur())
+		if j > 0 {
+			prev := &tl.Events[tl.Events[ks[j-1]].Link]
+			if d := launch.Start - prev.Start; d > 0 {
+				intervals = append(intervals, d)
+			}
+		}
 	}
 	slices.Sort(durs)
 	med := durs[(len(durs)-1)/2]
@@ -102,7 +154,8 @@ func run(p *analyze.Pass) (any, error) {
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"kernels_per_step": float64(len(ks) / steps), "median_kernel_ns": float64(med), "launch_gaps": float64(gaps)},
+		Detail: analyze.DetailMap(Detail{KernelsPerStep: len(ks) / steps, MedianKernelNS: med, LaunchGaps: gaps,
+			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: median(intervals), LaunchCallNS: median(calls)}),
 		Fix: "The kernels are shorter than it takes the host to launch them, so the GPU drains its queue and waits. " +
 			"Capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse small " +
 			"operations (torch.compile), or give each kernel more work (larger batches).",

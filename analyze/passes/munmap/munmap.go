@@ -40,6 +40,17 @@ Cost: O(n log n).`,
 	Run: run,
 }
 
+// Detail is the typed form of a munmap-stall finding's detail map.
+type Detail struct {
+	// CallsPerStep is the number of munmap-like calls per steady step.
+	CallsPerStep float64 `detail:"calls_per_step"`
+	// MeanCallNS is their mean duration in nanoseconds.
+	MeanCallNS int64 `detail:"mean_call_ns"`
+}
+
+// DetailOf reads f's detail; ok is false when a key is missing.
+func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
@@ -89,7 +100,7 @@ func run(p *analyze.Pass) (any, error) {
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"calls_per_step": callsPerStep, "mean_call_ns": float64(meanNS)},
+		Detail:   analyze.DetailMap(Detail{CallsPerStep: callsPerStep, MeanCallNS: meanNS}),
 		Fix: "Each step frees large pageable host buffers (the batch, or the pinned-memory thread's staging copies) and glibc " +
 			"returns them to the OS with munmap, which the launching thread waits for. Allocate batch buffers once and reuse them " +
 			"(a preallocated pinned buffer that each batch is copied into). For buffers under 32 MiB, glibc's mmap threshold " +

@@ -31,8 +31,9 @@ those causes), capped at the time the host spent blocked in the call: without
 the sync, the host would have done that work while the GPU finished its
 queue, so removing the sync saves at most the queue it waited for.
 Cost: O(n log n).`,
-	Requires: []*analyze.Analyzer{index.Analyzer},
-	Bands:    &analyze.Bands{Warning: 0.05, Error: 0.20},
+	Requires:   []*analyze.Analyzer{index.Analyzer},
+	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
+	VerifyWith: []string{"no-sync"},
 	Observable: func(p *analyze.Pass) (bool, string) {
 		ix := p.ResultOf[index.Analyzer].(*index.Index)
 		if !p.Timeline.Observed.APICalls || !ix.HasMain {
@@ -42,6 +43,17 @@ Cost: O(n log n).`,
 	},
 	Run: run,
 }
+
+// Detail is the typed form of a sync-api finding's detail map.
+type Detail struct {
+	// Drains is the number of draining synchronisations in steady steps.
+	Drains int `detail:"drains"`
+	// DrainsPerStep is Drains per steady step.
+	DrainsPerStep float64 `detail:"drains_per_step"`
+}
+
+// DetailOf reads f's detail; ok is false when a key is missing.
+func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
 
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
@@ -95,7 +107,7 @@ func run(p *analyze.Pass) (any, error) {
 		WastedNS: per,
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"drains": float64(n)},
+		Detail:   analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
 		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
 			"and the GPU idles until the host has launched the next kernel. Remove per-step synchronisation: torch.cuda.synchronize() " +
 			"outside timing code, loss.item() / .cpu() / print(tensor) every step, and implicit syncs (torch.nonzero, boolean masks). " +

@@ -51,9 +51,10 @@ work, copies with their sizes and memory kinds, munmap of batch buffers where
 the trace shows munmap stalls, GPU compute time), and runs it on a GPU with
 real copies, streams, a spin kernel over all SMs and real host work: once as
 observed and once per recommended fix (pinned, pinned-copy-stream,
-prefetch-workers, reuse-buffers, all). It reports the measured step time and
-speedup of each next to the analyzer's prediction, and the fidelity of the
-observed replay against the trace.
+prefetch-workers, reuse-buffers, cuda-graph, no-sync, all). It reports the
+measured step time and speedup of each next to the analyzer's prediction,
+the fidelity of the observed replay against the trace, and this machine's
+copy bandwidths beside the trace's.
 
 Given a job (the rank traces of one job, a folder of them, or an Nsight
 Systems export of several GPU processes), it replays one rank: the straggler,
@@ -126,7 +127,7 @@ func replayRun(opts *ReplayOptions) error {
 	}
 	var rep *replay.Report
 	if opts.DryRun {
-		rep = replay.NewReport(p, "", false, 0)
+		rep = replay.NewReport(p, "", false, 0, nil)
 	} else {
 		if rep, err = runReplay(opts, p); err != nil {
 			return err
@@ -199,10 +200,10 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
-	err = replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
+	box, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
 		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
 	if err != nil {
-		return nil, fmt.Errorf("%s: replay: %w", opts.File, err)
+		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
-	return replay.NewReport(p, ex.Device(), true, opts.Steps), nil
+	return replay.NewReport(p, ex.Device(), true, opts.Steps, box), nil
 }

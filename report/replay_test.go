@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/replay"
+)
+
+// measuredReport is a replay report as a run on a GPU leaves it: a pinned
+// fix that measured slower, a box whose pageable copies are faster than the
+// trace's.
+func measuredReport() *replay.Report {
+	fix := "sync-memcpy"
+	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
+		TraceGBps: replay.TraceGBps{Pageable: 6},
+		Step: replay.Step{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
+			Copies: []replay.Copy{{Dir: "HtoD", Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
+		Variants: []replay.Variant{
+			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1,
+				Measured: replay.Measured{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
+					StepSamplesNS: []int64{21_000_000, 21_000_000}, GPUSamplesNS: []int64{19_000_000, 19_000_000}}},
+			{Name: replay.Pinned, FixFor: &fix, Plan: replay.Setup{Pinned: true, PinOn: replay.PinOnMain, SyncEvery: 1}, PredictedSpeedup: 5,
+				Measured: replay.Measured{StepNSMean: 25_000_000, StepNSMedian: 24_000_000, GPUNSMean: 3_000_000, Speedup: 0.84,
+					Note: "this fix costs more than it saves here: 0.84x, the step takes 19 % longer than observed"}},
+		}}
+	return replay.NewReport(p, "fake GPU", true, 2, &replay.Box{PageableGBps: 9, PinnedGBps: 54, Bytes: 120_000_000})
+}
+
+func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
+	r := measuredReport()
+	var txt, md bytes.Buffer
+	if err := Render(&txt, Text, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&md, Markdown, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{txt.String(), md.String()} {
+		for _, want := range []string{
+			"this fix costs more than it saves here",
+			"pageable copies run 50 % faster on this box",
+			"pageable 9.0 GB/s, pinned 54.0 GB/s",
+			"21.0 ms", // the trace's mean step
+			"(mean)",
+			"pinned (on the main thread)",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("report lacks %q:\n%s", want, out)
+			}
+		}
+	}
+	var js bytes.Buffer
+	if err := Render(&js, JSON, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(js.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"box", "trace_gbps", "observed_step_ns", "observed_step_ns_mean", "step_stat", "notes", "fidelity"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("replay JSON lacks %q", k)
+		}
+	}
+	v := doc["variants"].([]any)[0].(map[string]any)
+	for _, k := range []string{"step_ns_median", "step_ns_mean", "gpu_ns_mean", "speedup", "step_samples_ns", "gpu_samples_ns"} {
+		if _, ok := v[k]; !ok {
+			t.Errorf("variant JSON lacks %q", k)
+		}
+	}
+}
