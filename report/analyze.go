@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -39,8 +40,12 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 		if f.WastedNS == 0 {
 			p.line("%d. %-7s %-20s informational: no time wasted", i+1, strings.ToUpper(f.Severity.String()), f.ID)
 		} else {
-			p.line("%d. %-7s %-20s %s per step, %s of the steady window, est. %s if fixed",
-				i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+			of := "of the steady window"
+			if f.ID == job.StragglerID {
+				of = "of the others' step"
+			}
+			p.line("%d. %-7s %-20s %s per step, %s %s, est. %s if fixed",
+				i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
 		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {

@@ -139,7 +139,7 @@ func lagEvidence(r *Rank, lags []lag) []analyze.Evidence {
 	for _, l := range lags {
 		c = append(c, analyze.Candidate{Weight: l.maxWait, Evidence: analyze.Evidence{
 			StartNS: l.first - r.ClockOffsetNS, EndNS: l.c.ArrivalNS - r.ClockOffsetNS, Track: l.c.Track,
-			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d; the others waited up to %s", describe(l.c), stepLabel(r.Report, l.c.Step),
+			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d; the others waited up to %s with no compute running", describe(l.c), stepLabel(r.Report, l.c.Step),
 				*r.Rank, units.Dur(l.c.ArrivalNS-l.first), l.firstRank, units.Dur(l.maxWait))}})
 	}
 	return analyze.TopEvidence(c, analyze.MaxEvidence)
