@@ -24,6 +24,7 @@ var rules = []rule{
 	{"ingest/...", module + "/analyze", "ingest only builds timelines"},
 	{"ingest/...", module + "/report", "ingest only builds timelines"},
 	{"replay/...", module + "/ingest", "the replay plans from timelines, not files"},
+	{"...", module + "/internal/testaudit", "testaudit (ingest, then analyze) is for tests only"},
 	{"...", "modernc.org/sqlite", "SQLite stays in ingest/nsys"},
 	{"...", "github.com/tidwall/gjson", "gjson stays in ingest/chrome"},
 	{"...", "gonum.org/v1/plot", "gonum stays in report/plot"},
@@ -34,8 +35,8 @@ var rules = []rule{
 // above them that link it in. An entry ending in "/" covers a subtree; any
 // other entry is one package.
 var allowed = map[string][]string{
-	"modernc.org/sqlite":           {"ingest/nsys", "ingest", "cmd/", "internal/benchrun", "internal/inputs"},
-	"github.com/tidwall/gjson":     {"ingest/chrome", "ingest", "cmd/", "internal/benchrun", "internal/inputs"},
+	"modernc.org/sqlite":           {"ingest/nsys", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
+	"github.com/tidwall/gjson":     {"ingest/chrome", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
 	"gonum.org/v1/plot":            {"report/plot", "report/folder", "cmd/", "internal/benchrun"},
 	"github.com/ebitengine/purego": {"replay/cuda", "replay/cudaexec", "cmd/"},
 }

@@ -45,6 +45,10 @@ const (
 	numKinds
 )
 
+// NumKinds is the number of kinds, KindInvalid included: arrays indexed by
+// Kind have this length.
+const NumKinds = numKinds
+
 var kindNames = [...]string{"invalid", "kernel", "memcpy", "memset", "gpu-sync", "api", "os", "range", "op", "marker"}
 
 func (k Kind) String() string {

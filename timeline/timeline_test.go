@@ -215,3 +215,22 @@ func TestLinkWithIDsTooLargeToPack(t *testing.T) {
 		}
 	}
 }
+
+func TestStepNumber(t *testing.T) {
+	for _, c := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"ProfilerStep#12", "#12", true},
+		{"ProfilerStep#", "", false},
+		{"ProfilerStep", "", false},
+		{"get batch", "", false},
+	} {
+		if got, ok := StepNumber(c.name); got != c.want || ok != c.ok {
+			t.Errorf("StepNumber(%q) = %q, %v; want %q, %v", c.name, got, ok, c.want, c.ok)
+		}
+	}
+	if ClassifyRange("ProfilerStep#3", RangeNVTX) != RangeStep {
+		t.Error("ProfilerStep#3 is not a step range")
+	}
+}

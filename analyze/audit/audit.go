@@ -80,11 +80,6 @@ type Breakdown struct {
 	Other int64 `json:"other"`
 }
 
-// Total is the step time the split covers: the sum of its buckets.
-func (b Breakdown) Total() int64 {
-	return b.Compute + b.Comm + b.Copy + b.Sync + b.OS + b.Data + b.Other
-}
-
 // StepInfo is one step.
 type StepInfo struct {
 	Name        string    `json:"name"`
@@ -110,6 +105,17 @@ func FromIndex(b index.Breakdown) Breakdown {
 	return Breakdown{Compute: b[index.Compute], Comm: b[index.Comm], Copy: b[index.Copy], Sync: b[index.Sync],
 		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
 }
+
+// Index converts back to an index breakdown (FromIndex's inverse).
+func (b Breakdown) Index() index.Breakdown {
+	var x index.Breakdown
+	x[index.Compute], x[index.Comm], x[index.Copy], x[index.Sync] = b.Compute, b.Comm, b.Copy, b.Sync
+	x[index.OS], x[index.Data], x[index.Other] = b.OS, b.Data, b.Other
+	return x
+}
+
+// Total is the sum over buckets: the step time, in nanoseconds.
+func (b Breakdown) Total() int64 { return b.Index().Total() }
 
 // Run analyzes tl with the default suite.
 func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Report, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -321,5 +322,19 @@ func TestLaunchBound(t *testing.T) {
 	}
 	if f.WastedNS != 199*15*us {
 		t.Errorf("wasted %d", f.WastedNS)
+	}
+}
+
+func TestBreakdownRoundTrip(t *testing.T) {
+	var ib index.Breakdown
+	for k := range ib {
+		ib[k] = int64(k+1) * 1000
+	}
+	b := FromIndex(ib)
+	if b.Index() != ib {
+		t.Errorf("FromIndex(%v).Index() = %v", ib, b.Index())
+	}
+	if b.Total() != ib.Total() || b.Total() == 0 {
+		t.Errorf("Total %d, want %d", b.Total(), ib.Total())
 	}
 }

@@ -111,7 +111,7 @@ type Index struct {
 	// trace except Other, which is within the steady steps only.
 	Buckets [NumBuckets]ivl.Set
 	// Count is the number of events of each kind, to size slices.
-	Count [16]int
+	Count [timeline.NumKinds]int
 	// KernelStreams are the GPU tracks that run kernels (any device).
 	KernelStreams map[timeline.TrackID]bool
 
@@ -127,7 +127,7 @@ type Index struct {
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames())}
 	for i := range tl.Events {
-		ix.Count[tl.Events[i].Kind&15]++
+		ix.Count[tl.Events[i].Kind]++
 	}
 	ix.findSteps(cfg)
 	ix.findDevices()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/traceaudit/traceaudit/ingest/internal/merge"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -72,7 +73,12 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		r.events = nil
 	}
 	var addErr error
-	mergeRuns(runs, func(e timeline.Event, u *run) {
+	evs := make([][]timeline.Event, len(runs))
+	for i := range runs {
+		evs[i] = runs[i].events
+	}
+	merge.Runs(evs, func(k int, e timeline.Event) {
+		u := &runs[k]
 		e.Name = u.names[e.Name]
 		e.Track = u.tracks[e.Track]
 		e.Start += base
@@ -121,52 +127,6 @@ type run struct {
 	events []timeline.Event
 	names  []timeline.NameID
 	tracks []timeline.TrackID
-}
-
-// mergeRuns calls add for every event of the sorted runs, in the order of
-// before, taking ties from the earlier run.
-func mergeRuns(runs []run, add func(timeline.Event, *run)) {
-	// A binary heap of run indexes, keyed by each run's next event.
-	pos := make([]int, len(runs))
-	less := func(a, b int) bool {
-		if c := timeline.Before(&runs[a].events[pos[a]], &runs[b].events[pos[b]]); c != 0 {
-			return c < 0
-		}
-		return a < b
-	}
-	h := make([]int, len(runs))
-	for i := range h {
-		h[i] = i
-	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				m = r
-			}
-			if !less(h[m], h[i]) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for len(h) > 0 {
-		k := h[0]
-		add(runs[k].events[pos[k]], &runs[k])
-		if pos[k]++; pos[k] == len(runs[k].events) {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
 }
 
 // baseTime reads baseTimeNanoseconds (an integer, or a string holding

@@ -1,11 +1,8 @@
 package chrome
 
 import (
-	"cmp"
 	"fmt"
-	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
@@ -226,48 +223,6 @@ func TestThreadLabel(t *testing.T) {
 		got, ok := threadLabel(in)
 		if got != want || ok != (want != "") {
 			t.Errorf("threadLabel(%q) = %q, %v; want %q", in, got, ok, want)
-		}
-	}
-}
-
-// TestMergeRunsKeepsBuildOrder checks the claim behind mergeRuns: sorting
-// each run stably by (start, end), merging the runs (earlier run first on
-// ties) and then sorting stably by the full event order gives the same
-// result as stably sorting the concatenated input by the full order.
-func TestMergeRunsKeepsBuildOrder(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	full := func(x, y timeline.Event) int {
-		if c := timeline.Before(&x, &y); c != 0 {
-			return c
-		}
-		if x.Track != y.Track {
-			return cmp.Compare(x.Track, y.Track)
-		}
-		return cmp.Compare(x.Kind, y.Kind)
-	}
-	for trial := range 200 {
-		var input []timeline.Event
-		var runs []run
-		for range 1 + rng.IntN(6) {
-			var u run
-			for range rng.IntN(30) {
-				s := int64(rng.IntN(8))
-				e := timeline.Event{Start: s, End: s + int64(rng.IntN(3)), Track: timeline.TrackID(rng.IntN(3)),
-					Kind: timeline.Kind(1 + rng.IntN(2)), Corr: int64(len(input))} // Corr marks the input position
-				input = append(input, e)
-				u.events = append(u.events, e)
-			}
-			slices.SortStableFunc(u.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
-			if len(u.events) > 0 {
-				runs = append(runs, u)
-			}
-		}
-		var merged []timeline.Event
-		mergeRuns(runs, func(e timeline.Event, _ *run) { merged = append(merged, e) })
-		slices.SortStableFunc(merged, full)
-		slices.SortStableFunc(input, full)
-		if !reflect.DeepEqual(merged, input) {
-			t.Fatalf("trial %d: merged order differs", trial)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package nsys
 import (
 	"math"
 
+	"github.com/traceaudit/traceaudit/ingest/internal/merge"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -43,64 +44,20 @@ func fill(n int) []int64 {
 	return s
 }
 
-// cursor is the next event of one chunk.
-type cursor struct {
-	c *chunk
-	i int
-}
-
-// run merges chunks with a binary heap keyed on (start, end descending,
-// task order).
+// run merges the chunks (each sorted) in time order, ties in task order.
 func (m *merger) run(chunks []*chunk) {
 	last := int64(math.MinInt64)
-	var h []cursor
+	var list []*chunk
+	var evs [][]timeline.Event
 	for _, c := range chunks {
 		if c == nil || len(c.events) == 0 {
 			continue
 		}
 		last = max(last, c.maxTS)
-		h = append(h, cursor{c: c})
+		list = append(list, c)
+		evs = append(evs, c.events)
 	}
-	less := func(a, b cursor) bool {
-		x, y := &a.c.events[a.i], &b.c.events[b.i]
-		if x.Start != y.Start {
-			return x.Start < y.Start
-		}
-		if x.End != y.End {
-			return x.End > y.End
-		}
-		return a.c.task.idx < b.c.task.idx
-	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			j := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				j = r
-			}
-			if !less(h[j], h[i]) {
-				return
-			}
-			h[i], h[j] = h[j], h[i]
-			i = j
-		}
-	}
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for len(h) > 0 {
-		top := &h[0]
-		m.add(top.c.w, top.c.events[top.i], last)
-		top.i++
-		if top.i == len(top.c.events) {
-			h[0] = h[len(h)-1]
-			h = h[:len(h)-1]
-		}
-		down(0)
-	}
+	merge.Runs(evs, func(k int, e timeline.Event) { m.add(list[k].w, e, last) })
 }
 
 // add resolves e's local name and track and adds it to the builder.

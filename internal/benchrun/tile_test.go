@@ -7,22 +7,11 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/testaudit"
 	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
-func analyzeFile(t *testing.T, path string) *audit.Report {
-	t.Helper()
-	tl, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := audit.Run(tl, analyze.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+var analyzeFile = testaudit.File
 
 // sameFindings checks that tiling a trace in time does not change what the
 // analysis says: the same findings at the same severities, the same verdict

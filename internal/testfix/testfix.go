@@ -27,12 +27,15 @@ func Required() bool { return os.Getenv(RequireEnv) == "1" }
 // absent (a fixture, a tool): it skips with the message, or fails the test
 // with it when Required. Tests that skip for other reasons (-short, no GPU
 // on this machine) call t.Skip themselves.
+//
+// The message says what is missing and how to get it; Missing adds
+// whether the test skips or fails.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if Required() {
-		t.Fatalf(format+" ("+RequireEnv+"=1: a missing fixture or tool fails the test)", args...)
+		t.Fatalf(format+": failing ("+RequireEnv+"=1)", args...)
 	}
-	t.Skipf(format, args...)
+	t.Skipf(format+": skipping", args...)
 }
 
 // Root is the repository root (the folder holding go.mod).
@@ -55,7 +58,7 @@ func SharedDir(t testing.TB, sub string) string {
 	}
 	dir := filepath.Join(base, "fixtures", sub)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		Missing(t, "shared fixtures not found at %s: skipping (clone ../shared beside the checkout to run this test)", dir)
+		Missing(t, "shared fixtures not found at %s (clone ../shared beside the checkout, or set TRACEAUDIT_SHARED)", dir)
 	}
 	return dir
 }
@@ -66,7 +69,7 @@ func Shared(t testing.TB, sub, name string) string {
 	t.Helper()
 	p := filepath.Join(SharedDir(t, sub), name)
 	if _, err := os.Stat(p); err != nil {
-		Missing(t, "shared fixture %s not found: skipping", p)
+		Missing(t, "shared fixture %s not found", p)
 	}
 	return p
 }
@@ -80,7 +83,7 @@ func SharedGlob(t testing.TB, sub, pattern string) []string {
 		t.Fatal(err)
 	}
 	if len(m) == 0 {
-		Missing(t, "no shared fixtures match %s/%s: skipping", sub, pattern)
+		Missing(t, "no shared fixtures match %s/%s", sub, pattern)
 	}
 	sort.Strings(m)
 	return m

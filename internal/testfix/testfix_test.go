@@ -50,7 +50,7 @@ func call(t *testing.T, f func(testing.TB)) *recorder {
 func TestMissingSkipsOutsideCI(t *testing.T) {
 	t.Setenv(RequireEnv, "")
 	r := call(t, func(tb testing.TB) { Missing(tb, "chromium not found on PATH") })
-	if !r.skipped || r.failed || r.msg != "chromium not found on PATH" {
+	if !r.skipped || r.failed || r.msg != "chromium not found on PATH: skipping" {
 		t.Errorf("got skipped=%v failed=%v %q, want a skip with the message", r.skipped, r.failed, r.msg)
 	}
 }
@@ -61,7 +61,7 @@ func TestMissingFailsWhenRequired(t *testing.T) {
 	if !r.failed || r.skipped {
 		t.Fatalf("got skipped=%v failed=%v, want a failure", r.skipped, r.failed)
 	}
-	if !strings.HasPrefix(r.msg, "chromium not found on PATH") || !strings.Contains(r.msg, RequireEnv+"=1") {
+	if r.msg != "chromium not found on PATH: failing ("+RequireEnv+"=1)" {
 		t.Errorf("message %q: want the reason and the switch that made it fail", r.msg)
 	}
 }

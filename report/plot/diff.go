@@ -35,7 +35,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 	}{{"before", before}, {"after", after}}
 	var tallest int64
 	for _, s := range side {
-		tallest = max(tallest, total(s.r.Steps.BreakdownNS))
+		tallest = max(tallest, s.r.Steps.BreakdownNS.Total())
 	}
 	u := unitFor(float64(tallest))
 	p := f.Plot
@@ -54,7 +54,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 		ticks[i] = plot.Tick{Value: float64(i), Label: label}
 		top := stackBar(bars, s.r.Steps.BreakdownNS, float64(i), 0.3, u, s.name, false)
 		totals.Notes = append(totals.Notes, note{X: float64(i), Y: top, DY: vg.Points(2),
-			Text: fmt.Sprintf("%s (%s)", units.Dur(total(s.r.Steps.BreakdownNS)), verdictHead(s.r.Verdict))})
+			Text: fmt.Sprintf("%s (%s)", units.Dur(s.r.Steps.BreakdownNS.Total()), verdictHead(s.r.Verdict))})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Tick.Length = 0
@@ -62,9 +62,6 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 	bucketLegend(f, []audit.Breakdown{before.Steps.BreakdownNS, after.Steps.BreakdownNS})
 	return f, nil
 }
-
-// total is the sum of a breakdown's buckets (the step time).
-func total(b audit.Breakdown) int64 { return b.Total() }
 
 // ReplayBar is one replay variant: its measured step time (0 in a dry
 // run) and the step time the analyzers predict for it, in nanoseconds.

@@ -11,26 +11,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/testaudit"
 	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
-// load analyzes a real trace. Tests import ingest only to get real
-// reports; the package itself never sees a parser.
-func load(t *testing.T, path string) *audit.Report {
-	t.Helper()
-	tl, err := ingest.Open(path, ingest.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := audit.Run(tl, analyze.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+// load analyzes a real trace.
+var load = testaudit.File
 
 // checkFiles checks that w's PNG decodes at 1200 x 600 px or more and its
 // SVG is well-formed XML with an <svg> root.

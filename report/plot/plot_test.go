@@ -348,7 +348,7 @@ func TestStepsDiffAndReplay(t *testing.T) {
 	for _, b := range layersOf[*boxes](f)[0].Boxes {
 		sum[b.Group] += b.Y1 - b.Y0
 	}
-	near(t, "before bar", sum["before"], float64(total(before.Steps.BreakdownNS))/1e6, 1e-9)
+	near(t, "before bar", sum["before"], float64(before.Steps.BreakdownNS.Total())/1e6, 1e-9)
 	near(t, "after bar", sum["after"], 25, 1e-9)
 
 	g, err := NewReplay([]ReplayBar{{"observed", 100 * ms, 100 * ms}, {"pinned", 80 * ms, 75 * ms}, {"all", 0, 30 * ms}})

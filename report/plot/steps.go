@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // bucketInfo is one bucket of the two-clock split as the plots show it,
@@ -143,8 +144,8 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 // stepLabel is a step's X label: "#12" for ProfilerStep#12, else its
 // 1-based position.
 func stepLabel(name string, i int) string {
-	if rest, ok := strings.CutPrefix(name, "ProfilerStep"); ok && rest != "" {
-		return rest
+	if n, ok := timeline.StepNumber(name); ok {
+		return n
 	}
 	return strconv.Itoa(i + 1)
 }

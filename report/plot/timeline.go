@@ -14,6 +14,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // windowSteps is how many consecutive steady steps the timeline shows.
@@ -191,8 +192,8 @@ func NewTimeline(r *audit.Report) (*Figure, error) {
 
 // stepName shortens "ProfilerStep#12" to "step #12".
 func stepName(s string) string {
-	if rest, ok := strings.CutPrefix(s, "ProfilerStep"); ok {
-		return "step " + rest
+	if n, ok := timeline.StepNumber(s); ok {
+		return "step " + n
 	}
 	return s
 }

@@ -34,7 +34,7 @@ type Builder struct {
 // New returns an empty builder.
 func New() *Builder {
 	b := &Builder{B: timeline.NewBuilder(timeline.Source{Path: "synthetic", Format: "synthetic"}), pids: map[timeline.TrackID]int64{}}
-	b.B.Observed = timeline.Observed{GPU: true, APICalls: true, OSCalls: true, NVTX: true, MemoryKinds: true}
+	b.B.Observed = timeline.Observed{GPU: true, APICalls: true, OSCalls: true, NVTX: true, MemoryKinds: true, CanOSCalls: true, CanNVTX: true}
 	return b
 }
 

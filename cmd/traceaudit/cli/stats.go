@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/stats"
+	"github.com/traceaudit/traceaudit/timeline/timelinetext"
 )
 
 // StatsOptions are the inputs of `traceaudit stats`.
@@ -11,6 +12,9 @@ type StatsOptions struct {
 	IO     *IO
 	Format string
 	File   string
+	// DumpTimeline prints the timeline as timelinetext instead of the
+	// summary: the start of a test case made from a real trace.
+	DumpTimeline bool
 }
 
 // NewCmdStats builds `traceaudit stats`. runF replaces the run function in
@@ -33,6 +37,7 @@ func NewCmdStats(ios *IO, runF func(*StatsOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&opts.DumpTimeline, "dump-timeline", false, "debugging: print the timeline as text (timelinetext, for analyzer test cases) instead of the summary")
 	return cmd
 }
 
@@ -40,6 +45,9 @@ func statsRun(opts *StatsOptions) error {
 	tl, err := load(opts.IO, opts.File)
 	if err != nil {
 		return err
+	}
+	if opts.DumpTimeline {
+		return timelinetext.Encode(opts.IO.Out, tl)
 	}
 	return emit(opts.IO, opts.Format, "", nil, stats.Compute(tl))
 }

@@ -1,0 +1,28 @@
+// Package testaudit reads a trace and analyzes it with the default suite,
+// for the tests of what comes after analysis (plots, the replay, the
+// benchmark driver). The packages themselves never see a parser: only
+// their tests import this one.
+package testaudit
+
+import (
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/ingest"
+)
+
+// File reads the trace at path and analyzes it with the default settings,
+// failing the test on any error.
+func File(t testing.TB, path string) *audit.Report {
+	t.Helper()
+	tl, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := audit.Run(tl, analyze.DefaultConfig())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}
