@@ -145,9 +145,12 @@ func Reduce(reports []*audit.Report, o Options) (*Report, error) {
 			j.Job.WorldSize = &ws
 		}
 	}
-	inst := match(ranks)
-	j.Job.MatchedCollectives = len(inst)
+	inst, bySeq := match(ranks)
 	j.Job.Clock = align(ranks, inst)
+	if !bySeq {
+		inst = rematch(ranks, inst)
+	}
+	j.Job.MatchedCollectives = len(inst)
 	w := waits(ranks, inst)
 	j.straggler(w, o)
 	for i, r := range ranks {

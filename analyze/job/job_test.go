@@ -22,13 +22,24 @@ const ms, us = tt.Ms, tt.Us
 // all-reduce ends together, 2 ms after the last rank arrives.
 func rank(t *testing.T, r int, late func(r, step int) int64, offset int64) *audit.Report {
 	t.Helper()
+	return rankSteps(t, r, late, offset, "ProfilerStep#%d", 0)
+}
+
+// rankSteps is rank with steps named by format (with the step number), from
+// step first on: a trace that starts later holds fewer steps.
+func rankSteps(t *testing.T, r int, late func(r, step int) int64, offset int64, format string, first int) *audit.Report {
+	t.Helper()
 	b := tt.New()
 	b.B.Dist = timeline.Distributed{Known: true, Rank: r, WorldSize: 2, Backend: "nccl"}
 	h := b.Thread(int64(100+r), int64(100+r), "python")
 	s, nccl := b.Stream(int64(r), 7), b.Stream(int64(r), 20)
-	for step := range 5 {
+	for step := first; step < 5; step++ {
 		t0 := int64(step)*100*ms + offset
-		b.Range(h, fmt.Sprintf("ProfilerStep#%d", step+3), t0, t0+100*ms)
+		name := format
+		if strings.Contains(format, "%d") {
+			name = fmt.Sprintf(format, step+3)
+		}
+		b.Range(h, name, t0, t0+100*ms)
 		d := late(r, step)
 		if d > 0 {
 			b.Range(h, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", t0, t0+d)
@@ -229,5 +240,32 @@ func TestCause(t *testing.T) {
 	r.Findings = append(r.Findings, analyze.Finding{ID: "dataloader-wait", WastedNS: 60})
 	if id, f := Cause(r); id != "dataloader-wait" || f.WastedNS != 60 {
 		t.Errorf("dataloader-wait explains the idle time: %s", id)
+	}
+}
+
+// Steps that are not numbered (NVTX "step" ranges) and traces that start
+// at different steps: matching by order on the communicator would pair
+// different instances; on one clock their ends pair them right.
+func TestMatchByEnds(t *testing.T) {
+	late := func(r, _ int) int64 { return int64(r) * 50 * ms }
+	j, err := Reduce([]*audit.Report{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 0, "step", 0)}, Options{InfoFloor: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Job.MatchedCollectives != 4 || j.Job.Clock != "shared" {
+		t.Fatalf("matched %d, clock %s", j.Job.MatchedCollectives, j.Job.Clock)
+	}
+	if s := j.Job.Straggler; s == nil || s.Rank != 1 || j.Ranks[0].WaitNSPerStep != 50*ms || j.Ranks[1].WaitNSPerStep != 0 {
+		t.Fatalf("straggler %+v, waits %d %d", s, j.Ranks[0].WaitNSPerStep, j.Ranks[1].WaitNSPerStep)
+	}
+	// And on clocks 3 s apart. Identical steps without numbers leave the
+	// offset known up to whole steps (the ends of every step align), which
+	// changes nothing in the waits.
+	j, err = Reduce([]*audit.Report{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 3_000*ms, "step", 0)}, Options{InfoFloor: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off := j.Ranks[1].ClockOffsetNS; j.Job.Clock != "aligned" || (off+3_000*ms)%(100*ms) != 0 || j.Job.MatchedCollectives != 4 || j.Ranks[0].WaitNSPerStep != 50*ms {
+		t.Fatalf("clock %s offset %d matched %d wait %d", j.Job.Clock, j.Ranks[1].ClockOffsetNS, j.Job.MatchedCollectives, j.Ranks[0].WaitNSPerStep)
 	}
 }

@@ -39,17 +39,12 @@ func (in *instance) present() int {
 // rank whose record differs in kind or size from the first rank's is left
 // out of that instance. Only instances on two ranks or more are kept,
 // ordered by the first rank's arrival.
-func match(ranks []*Rank) []*instance {
-	useSeq, numbered := true, true
+func match(ranks []*Rank) (inst []*instance, bySeq bool) {
+	useSeq, numbered := true, allNumbered(ranks)
 	for _, r := range ranks {
 		for i := range r.Collectives {
 			if r.Collectives[i].Seq == nil {
 				useSeq = false
-			}
-		}
-		for _, s := range r.Steps.PerStep {
-			if _, ok := stepNumber(s.Name); !ok {
-				numbered = false
 			}
 		}
 	}
@@ -59,10 +54,7 @@ func match(ranks []*Rank) []*instance {
 		for i := range r.Collectives {
 			c := &r.Collectives[i]
 			var key string
-			step := c.Step
-			if n, ok := stepNumber(stepName(r.Report, c.Step)); numbered && ok {
-				step = n
-			}
+			step := stepKey(r, c.Step, numbered)
 			switch {
 			case useSeq:
 				key = "seq|" + c.Group + "|" + strconv.FormatInt(*c.Seq, 10)
@@ -93,7 +85,29 @@ func match(ranks []*Rank) []*instance {
 	slices.SortStableFunc(out, func(a, b *instance) int {
 		return cmp.Compare(a.ops[a.first].ArrivalNS, b.ops[b.first].ArrivalNS)
 	})
-	return out
+	return out, useSeq
+}
+
+// allNumbered reports whether every step of every rank is a numbered
+// ProfilerStep#N.
+func allNumbered(ranks []*Rank) bool {
+	for _, r := range ranks {
+		for _, s := range r.Steps.PerStep {
+			if _, ok := stepNumber(s.Name); !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stepKey identifies step k of r across ranks: its ProfilerStep number
+// when every step is numbered, else its position.
+func stepKey(r *Rank, k int, numbered bool) int {
+	if n, ok := stepNumber(stepName(r.Report, k)); numbered && ok {
+		return n
+	}
+	return k
 }
 
 // sameCollective reports whether two ranks' records can be one instance:
@@ -135,30 +149,30 @@ func symmetric(name string) bool {
 }
 
 // align puts the ranks on the first rank's clock. Ranks read from one file
-// (one nsys export) share its clock. Others are shifted by the median
-// difference between the ends of their matched symmetric collectives and
-// the first rank's, when that exceeds AlignTolerance (ranks on one host
-// share a clock, and their ends agree within microseconds). It returns
-// "shared" or "aligned".
+// (one nsys export) share its clock. For the others, the offset is the one
+// under which most of their symmetric collectives end within EndTolerance
+// of one of the first rank's (the candidates: no shift, and the end
+// differences of the instances matched by order), applied when it exceeds
+// AlignTolerance (ranks on one host share a clock, and their ends agree
+// within microseconds). It returns "shared" or "aligned".
 func align(ranks []*Rank, inst []*instance) string {
 	offsets := map[string]int64{ranks[0].File: 0}
+	ref := symmetricEnds(ranks[0])
 	shifted := false
 	for pos := 1; pos < len(ranks); pos++ {
 		r := ranks[pos]
 		off, ok := offsets[r.File]
 		if !ok {
-			var d []int64
+			cands := []int64{0}
 			for _, in := range inst {
 				a, b := in.ops[0], in.ops[pos]
 				if a != nil && b != nil && symmetric(a.Name) {
-					d = append(d, a.EndNS-b.EndNS)
+					cands = append(cands, a.EndNS-b.EndNS)
 				}
 			}
-			if len(d) > 0 {
-				slices.Sort(d)
-				if m := d[(len(d)-1)/2]; m > AlignTolerance || m < -AlignTolerance {
-					off = m
-				}
+			off = bestOffset(ref, symmetricEnds(r), sample(cands, maxCandidates))
+			if off <= AlignTolerance && off >= -AlignTolerance {
+				off = 0
 			}
 			offsets[r.File] = off
 		}
@@ -181,6 +195,140 @@ func align(ranks []*Rank, inst []*instance) string {
 		return "aligned"
 	}
 	return "shared"
+}
+
+// Matching by time.
+const (
+	// EndTolerance: on one clock, the ranks of a symmetric collective
+	// leave it within this of each other.
+	EndTolerance = 100_000
+	// maxCandidates bounds the clock offsets tried per rank.
+	maxCandidates = 64
+)
+
+// symmetricEnds are the sorted ends of r's symmetric collectives.
+func symmetricEnds(r *Rank) []int64 {
+	var e []int64
+	for i := range r.Collectives {
+		if c := &r.Collectives[i]; symmetric(c.Name) {
+			e = append(e, c.EndNS)
+		}
+	}
+	slices.Sort(e)
+	return e
+}
+
+// bestOffset is the candidate offset under which most of ends, shifted,
+// fall within EndTolerance of one of ref (ties: the smallest shift).
+func bestOffset(ref, ends, cands []int64) int64 {
+	best, bestN := int64(0), -1
+	for _, off := range cands {
+		n := 0
+		for _, e := range ends {
+			if near(ref, e+off) {
+				n++
+			}
+		}
+		if n > bestN || n == bestN && abs(off) < abs(best) {
+			best, bestN = off, n
+		}
+	}
+	return best
+}
+
+// near reports whether sorted v holds a value within EndTolerance of t.
+func near(v []int64, t int64) bool {
+	i, _ := slices.BinarySearch(v, t)
+	return i < len(v) && v[i]-t <= EndTolerance || i > 0 && t-v[i-1] <= EndTolerance
+}
+
+func abs(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// sample keeps at most n of v, evenly spaced (the first always).
+func sample(v []int64, n int) []int64 {
+	if len(v) <= n {
+		return v
+	}
+	out := make([]int64, 0, n)
+	for i := range n {
+		out = append(out, v[i*len(v)/n])
+	}
+	return out
+}
+
+// rematch replaces the instances of symmetric collectives, once the ranks
+// are on one clock, by matching ends: each rank's symmetric collective
+// joins the first rank's one of the same kind (and group and size, where
+// both know them) that ends within EndTolerance of it, one to one in end
+// order. Order on the communicator can slip when the ranks' traces start
+// at different steps; the ends of one instance coincide. Instances of
+// other collectives (a broadcast's root leaves first) keep their order
+// matching.
+func rematch(ranks []*Rank, inst []*instance) []*instance {
+	numbered := allNumbered(ranks)
+	var out []*instance
+	for _, in := range inst {
+		if !symmetric(in.ops[in.first].Name) {
+			out = append(out, in)
+		}
+	}
+	type ref struct {
+		c  *audit.Collective
+		in *instance
+	}
+	var refs []ref
+	for i := range ranks[0].Collectives {
+		if c := &ranks[0].Collectives[i]; symmetric(c.Name) {
+			refs = append(refs, ref{c: c})
+		}
+	}
+	slices.SortStableFunc(refs, func(a, b ref) int { return cmp.Compare(a.c.EndNS, b.c.EndNS) })
+	for pos := 1; pos < len(ranks); pos++ {
+		var cs []*audit.Collective
+		for i := range ranks[pos].Collectives {
+			if c := &ranks[pos].Collectives[i]; symmetric(c.Name) {
+				cs = append(cs, c)
+			}
+		}
+		slices.SortStableFunc(cs, func(a, b *audit.Collective) int { return cmp.Compare(a.EndNS, b.EndNS) })
+		j := 0
+		for _, c := range cs {
+			for j < len(refs) && refs[j].c.EndNS < c.EndNS-EndTolerance {
+				j++
+			}
+			for k := j; k < len(refs) && refs[k].c.EndNS <= c.EndNS+EndTolerance; k++ {
+				r := &refs[k]
+				if r.in != nil && r.in.ops[pos] != nil || !sameCollective(r.c, c) || !sameGroup(r.c, c) {
+					continue
+				}
+				if r.in == nil {
+					r.in = &instance{ops: make([]*audit.Collective, len(ranks)), first: 0, step: stepKey(ranks[0], r.c.Step, numbered)}
+					r.in.ops[0] = r.c
+				}
+				r.in.ops[pos] = c
+				break
+			}
+		}
+	}
+	for _, r := range refs {
+		if r.in != nil {
+			out = append(out, r.in)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *instance) int {
+		return cmp.Compare(a.ops[a.first].ArrivalNS, b.ops[b.first].ArrivalNS)
+	})
+	return out
+}
+
+// sameGroup reports whether two records can be on one communicator.
+func sameGroup(a, b *audit.Collective) bool {
+	return a.Group == "" || b.Group == "" || a.Group == b.Group
 }
 
 // totals are the waits of every rank, measured across ranks.
@@ -208,13 +356,13 @@ type stepWaits struct {
 	own    []int64
 }
 
-// net is, in this step, the mean wait of the other ranks for rank s
-// (caused) and that minus s's own wait for the others (net): jitter that
-// makes each rank wait in turn cancels out.
-func (sw *stepWaits) net(s int) (caused, net int64) {
+// net is, in this step, the mean wait of the other ranks for rank s minus
+// s's own wait for them: jitter that makes each rank wait in turn cancels
+// out.
+func (sw *stepWaits) net(s int) int64 {
 	n := len(sw.own)
 	if n < 2 {
-		return 0, 0
+		return 0
 	}
 	var sum int64
 	for i := range n {
@@ -222,8 +370,7 @@ func (sw *stepWaits) net(s int) (caused, net int64) {
 			sum += sw.byLast[s][i]
 		}
 	}
-	caused = sum / int64(n-1)
-	return caused, caused - sw.own[s]
+	return sum/int64(n-1) - sw.own[s]
 }
 
 // wait is one rank's wait at one instance, on the job's clock.

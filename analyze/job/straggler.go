@@ -61,24 +61,22 @@ func (j *Report) straggler(t *totals, o Options) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	// stats are the mean wait of the others for s, and the median and
-	// mean of the net wait, per step.
-	stats := func(s int) (caused, medNet, meanNet int64) {
+	// stats are the median and the mean of the net wait for s per step.
+	stats := func(s int) (medNet, meanNet int64) {
 		nets := make([]int64, 0, len(keys))
 		for _, k := range keys {
-			c, n := t.steps[k].net(s)
-			caused += c
+			n := t.steps[k].net(s)
 			meanNet += n
 			nets = append(nets, n)
 		}
-		return caused / int64(len(keys)), median(nets), meanNet / int64(len(keys))
+		return median(nets), meanNet / int64(len(keys))
 	}
 	best := -1
-	var bestCaused, bestMed, bestMean int64
+	var bestMed, bestMean int64
 	for s := range ranks {
-		c, md, mn := stats(s)
+		md, mn := stats(s)
 		if best < 0 || min(md, mn) > min(bestMed, bestMean) {
-			best, bestCaused, bestMed, bestMean = s, c, md, mn
+			best, bestMed, bestMean = s, md, mn
 		}
 	}
 	var step float64
@@ -90,7 +88,16 @@ func (j *Report) straggler(t *totals, o Options) {
 	if step <= 0 || float64(min(bestMed, bestMean))/step < MinStragglerShare {
 		return
 	}
-	ns, share := bestCaused, float64(bestCaused)/step
+	// The time the others wait for it per step, on the same footing as
+	// each rank's own wait: their total over their steady steps, averaged.
+	var ns int64
+	for i, q := range ranks {
+		if i != best {
+			ns += t.byLast[best][i] / steadySteps(q.Report)
+		}
+	}
+	ns /= int64(len(ranks) - 1)
+	share := float64(ns) / step
 	r := ranks[best]
 	cause, cf := Cause(r.Report)
 	j.Job.Straggler = &Straggler{Rank: *r.Rank, Device: *r.Device, PID: *r.PID, File: r.File, Cause: cause, WaitNSPerStep: ns}

@@ -29,8 +29,9 @@ var Analyzer = &analyze.Analyzer{
 	Doc: `comm-wait measures the part of exposed collective time (no compute kernel
 running) spent waiting for other ranks rather than moving data. Across the
 ranks of a job, each collective instance's latest arrival minus this rank's
-(instances matched by sequence number where recorded, else by order on their
-communicator within the step that launched them). In one trace alone, a lower
+(instances matched by sequence number where recorded, else by their ends on
+the job's clock, or by order on their communicator within the step that
+launched them). In one trace alone, a lower
 bound: a collective's run beyond the fastest run of the same collective on the
 same group moving at least as many bytes. The fix is the slowest rank's own
 cause.
