@@ -170,7 +170,7 @@ func align(ranks []*Rank, inst []*instance) string {
 					cands = append(cands, a.EndNS-b.EndNS)
 				}
 			}
-			off = bestOffset(ref, symmetricEnds(r), sample(cands, maxCandidates))
+			off = bestOffset(ref, sample(symmetricEnds(r), maxScored), sample(cands, maxCandidates))
 			if off <= AlignTolerance && off >= -AlignTolerance {
 				off = 0
 			}
@@ -202,8 +202,11 @@ const (
 	// EndTolerance: on one clock, the ranks of a symmetric collective
 	// leave it within this of each other.
 	EndTolerance = 100_000
-	// maxCandidates bounds the clock offsets tried per rank.
+	// maxCandidates bounds the clock offsets tried per rank, maxScored the
+	// ends each is scored on: aligning a rank costs at most 64 × 256
+	// binary searches, whatever its trace holds.
 	maxCandidates = 64
+	maxScored     = 256
 )
 
 // symmetricEnds are the sorted ends of r's symmetric collectives.
