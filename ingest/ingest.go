@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/ingest/chrome"
 	"github.com/traceaudit/traceaudit/ingest/nsys"
+	"github.com/traceaudit/traceaudit/ingest/nsysrep"
 	"github.com/traceaudit/traceaudit/internal/sysmem"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -64,6 +66,17 @@ type Options struct {
 	Progress func(done, total int64)
 	// Warn, if set, receives non-fatal problems such as a truncated trace.
 	Warn func(msg string)
+	// Stage, if set, is called when reading enters a new stage that
+	// Progress then reports ("exporting run.nsys-rep with nsys").
+	Stage func(label string)
+	// Note, if set, receives messages the user should see that are not
+	// warnings (an export written beside their report).
+	Note func(msg string)
+	// Context cancels long work (an nsys export); nil: never.
+	Context context.Context
+	// NsysCacheDir overrides where exports of .nsys-rep reports go when
+	// the report's folder cannot take them (tests).
+	NsysCacheDir string
 	// MemoryLimit is the memory, in bytes, the timeline may use; inputs
 	// with more events than fit are refused before they exhaust it. 0: the
 	// TRACEAUDIT_MEMORY_LIMIT environment variable if set, else the memory
@@ -147,8 +160,16 @@ func detectBytes(path string, head []byte) Format {
 }
 
 // Open reads the profile at path into a validated timeline. Every error it
-// returns is an *Error naming the file.
+// returns is an *Error naming the file; every warning names it too.
 func Open(path string, opts Options) (*timeline.Timeline, error) {
+	if warn := opts.Warn; warn != nil {
+		opts.Warn = func(msg string) {
+			if !strings.HasPrefix(msg, path+": ") {
+				msg = path + ": " + msg
+			}
+			warn(msg)
+		}
+	}
 	tl, err := open(path, opts)
 	if err != nil {
 		var ie *Error
@@ -189,14 +210,50 @@ func open(path string, opts Options) (*timeline.Timeline, error) {
 		tl, err := openChrome(path, st.Size(), format == FormatChromeGzip, opts)
 		return tl, tooLarge(path, err)
 	case FormatNsysReport:
-		out := strings.TrimSuffix(path, filepath.Ext(path)) + ".sqlite"
-		return nil, &Error{Path: path,
-			Err:  errors.New("an Nsight Systems report, not an SQLite export"),
-			Hint: fmt.Sprintf("export it first: nsys export --type sqlite -o %s %s", out, path)}
+		return openReport(path, opts)
 	}
 	return nil, &Error{Path: path,
 		Err:  errors.New("not a recognised profile: expected an Nsight Systems SQLite export or a PyTorch profiler Chrome trace (.json or .json.gz)"),
 		Hint: ""}
+}
+
+// openReport exports an Nsight Systems report with nsys (or reuses an
+// earlier export) and reads the export; without nsys it says how to
+// export.
+func openReport(path string, opts Options) (*timeline.Timeline, error) {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.Stage != nil {
+		opts.Stage("exporting " + path + " with nsys")
+	}
+	var tick func()
+	if opts.Progress != nil {
+		tick = func() { opts.Progress(0, 0) }
+	}
+	export, err := nsysrep.Export(ctx, path, nsysrep.Options{Tick: tick, Note: opts.Note, CacheDir: opts.NsysCacheDir})
+	if errors.Is(err, nsysrep.ErrNoNsys) {
+		out := strings.TrimSuffix(path, filepath.Ext(path)) + ".sqlite"
+		return nil, &Error{Path: path,
+			Err:  errors.New("an Nsight Systems report, not an SQLite export, and nsys is not on PATH"),
+			Hint: fmt.Sprintf("export it first: nsys export --type sqlite -o %s %s", out, path)}
+	}
+	if err != nil {
+		return nil, &Error{Path: path, Err: err}
+	}
+	if opts.Stage != nil {
+		opts.Stage("reading " + path)
+	}
+	tl, err := nsys.ReadFile(export, nsys.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()})
+	if errors.Is(err, nsys.ErrTooLarge) {
+		return nil, tooLarge(path, err)
+	}
+	if err != nil {
+		return nil, &Error{Path: path, Err: fmt.Errorf("its export %s: %w", export, err)}
+	}
+	tl.Source.Path = path
+	return tl, nil
 }
 
 // tooLarge turns a reader's too-large error into an Error with advice.

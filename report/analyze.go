@@ -37,15 +37,16 @@ func analyzeText(p *printer, r *audit.Report) {
 func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(analyze.Finding) string) {
 	for i, f := range fs {
 		p.line("")
+		sev := p.paint(fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String())), severityColor(f.Severity.String()))
 		if f.WastedNS == 0 {
-			p.line("%d. %-7s %-20s informational: no time wasted", i+1, strings.ToUpper(f.Severity.String()), f.ID)
+			p.line("%d. %s %-20s informational: no time wasted", i+1, sev, f.ID)
 		} else {
 			of := "of the steady window"
 			if f.ID == job.StragglerID {
 				of = "of the others' step"
 			}
-			p.line("%d. %-7s %-20s %s per step, %s %s, est. %s if fixed",
-				i+1, strings.ToUpper(f.Severity.String()), f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+			p.line("%d. %s %-20s %s per step, %s %s, est. %s if fixed",
+				i+1, sev, f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
 		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {

@@ -49,7 +49,7 @@ func diffText(p *printer, d *compare.Diff) {
 		p.line("")
 		p.line("%-20s %-32s %-32s %s", "finding", "before", "after", "status")
 		for _, c := range d.Changes {
-			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), c.Status)
+			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), p.paint(c.Status, statusColor(c.Status)))
 		}
 	}
 }
@@ -76,6 +76,9 @@ func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 		for _, c := range d.Changes {
 			p.line("| `%s` | %s | %s | %s |", c.ID, sideText(c.Before), sideText(c.After), c.Status)
 		}
+	}
+	for _, c := range diffCharts(d) {
+		mermaidBlock(p, c)
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
@@ -152,4 +155,16 @@ func slowestStep(j *job.Report) int64 {
 		m = max(m, s)
 	}
 	return m
+}
+
+// statusColor is the colour of a diff status: what got worse in red, what
+// got fixed in green.
+func statusColor(status string) string {
+	switch status {
+	case "new", "regressed":
+		return ansiRed
+	case "resolved":
+		return ansiGreen
+	}
+	return ""
 }

@@ -36,8 +36,11 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 	findingsTable(p, r)
 	p.line("")
 	writeStepTable(p, r)
+	for _, c := range analyzeCharts(r) {
+		mermaidBlock(p, c)
+	}
 	for _, f := range r.Findings {
-		findingMarkdown(p, f, windowStart(r), fmt.Sprintf("traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), filepath.Base(r.File)))
+		findingMarkdown(p, f, windowStart(r), "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File))
 	}
 	mdPlots(p, o.Plots, true)
 	if len(r.NotObservable) > 0 {
@@ -73,10 +76,11 @@ func findingMarkdown(p *printer, f analyze.Finding, origin int64, verify string)
 	p.line("")
 	p.line("%s", mdEscape(f.Fix))
 	if f.Code != "" {
+		fence := codeFence(f.Code)
 		p.line("")
-		p.line("```python")
+		p.line("%spython", styled(fence))
 		p.line("%s", f.Code)
-		p.line("```")
+		p.line("%s", styled(fence))
 	}
 	if len(f.Evidence) > 0 {
 		p.line("")
@@ -85,14 +89,14 @@ func findingMarkdown(p *printer, f analyze.Finding, origin int64, verify string)
 		p.line("| at | length | track | what |")
 		p.line("|---:|---:|---|---|")
 		for _, e := range f.Evidence {
-			p.line("| %s | %s | `%s` | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), strings.ReplaceAll(e.Track, "|", "/"), mdCell(e.What))
+			p.line("| %s | %s | %s | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), styled(mdCode(e.Track, true)), mdCell(e.What))
 		}
 		p.line("")
 		p.line("</details>")
 	}
 	if len(f.VerifyWith) > 0 {
 		p.line("")
-		p.line("Verify on a GPU: `%s`", verify)
+		p.line("Verify on a GPU: %s", styled(mdCode(verify, false)))
 	}
 }
 
@@ -115,7 +119,7 @@ func mdPlots(p *printer, plots []Plot, headings bool) {
 func mdCommand(p *printer, command string) {
 	if command != "" {
 		p.line("")
-		p.line("<sub>Produced by `%s`</sub>", strings.ReplaceAll(command, "`", "'"))
+		p.line("<sub>Produced by %s</sub>", styled(mdCode(command, false)))
 	}
 }
 
@@ -172,15 +176,4 @@ func firstSentence(s string) string {
 		return s[:i+1]
 	}
 	return s
-}
-
-// mdEscape escapes characters Markdown would interpret in prose.
-func mdEscape(s string) string {
-	r := strings.NewReplacer("\\", "\\\\", "*", "\\*", "_", "\\_", "<", "&lt;", ">", "&gt;", "`", "\\`", "[", "\\[", "]", "\\]")
-	return r.Replace(s)
-}
-
-// mdCell escapes text for a table cell.
-func mdCell(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(mdEscape(s), "|", "\\|"), "\n", " ")
 }

@@ -26,6 +26,11 @@ const (
 	Markdown Format = "markdown"
 	JSON     Format = "json"
 	CSV      Format = "csv"
+	// HTML is the self-contained report.html of report folders.
+	HTML Format = "html"
+	// ChromeTrace is annotated.json of report folders: the steady window
+	// as a Chrome trace with the findings as their own tracks (Perfetto).
+	ChromeTrace Format = "chrome-trace"
 )
 
 // Options tune a rendering. The zero value is a plain rendering.
@@ -36,6 +41,9 @@ type Options struct {
 	// Plots are figures written beside a Markdown report (report folders):
 	// linked after the findings.
 	Plots []Plot
+	// Color marks severities (and diff statuses) with ANSI colours in text
+	// output; for a terminal that did not opt out (NO_COLOR).
+	Color bool
 }
 
 // Plot is a figure written beside a report.
@@ -44,6 +52,8 @@ type Plot struct {
 	File string
 	// Title and Caption say what the plot shows and what to look for.
 	Title, Caption string
+	// SVG is the figure as SVG, inlined by the HTML report.
+	SVG []byte
 }
 
 // ErrFormat is returned for a document that has no rendering in a format.
@@ -53,13 +63,19 @@ var ErrFormat = errors.New("format not supported for this document")
 type renderer func(w io.Writer, doc any, o Options) error
 
 // renderers holds the one renderer of each format.
-var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV}
+var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV, HTML: renderHTML, ChromeTrace: renderChromeTrace}
 
-// Render writes doc in format f. Documents are *audit.Report,
-// []*audit.Report (several traces), *audit.Batch, *job.Report,
-// *compare.Diff, *compare.JobDiff, *replay.Report,
-// and *stats.Stats; JSON takes any document that encodes
-// as an object and adds schema_version and tool_version to it.
+// Render writes doc in format f, the one entry point of every renderer.
+// Documents are *audit.Report, []*audit.Report (several traces),
+// *audit.Batch (a batch), *job.Report (a job), *compare.Diff,
+// *compare.JobDiff, *replay.Report, *stats.Stats and *stats.Table. Text and
+// Markdown take all but tables in Markdown; CSV takes tables; HTML takes
+// analyze, diff and replay documents (with Options.Plots inline);
+// ChromeTrace takes an analyze report with its timeline; JSON takes any
+// document that encodes as an object and adds schema_version and
+// tool_version to it. A combination without a rendering returns an error
+// wrapping ErrFormat. A new document type adds a case to each renderer's
+// switch (and, for report folders, to report/folder).
 func Render(w io.Writer, f Format, doc any, o Options) error {
 	r, ok := renderers[f]
 	if !ok {
@@ -74,7 +90,7 @@ func unsupported(f Format, doc any) error {
 
 // renderText is the terminal renderer.
 func renderText(w io.Writer, doc any, o Options) error {
-	p := &printer{w: w}
+	p := &printer{w: w, clean: termSafe, color: o.Color}
 	switch d := doc.(type) {
 	case *audit.Report:
 		analyzeText(p, d)
@@ -97,6 +113,8 @@ func renderText(w io.Writer, doc any, o Options) error {
 		replayText(p, d)
 	case *stats.Stats:
 		statsText(p, d)
+	case *stats.Table:
+		tableText(p, d)
 	default:
 		return unsupported(Text, doc)
 	}
@@ -105,7 +123,7 @@ func renderText(w io.Writer, doc any, o Options) error {
 
 // renderMarkdown is the pull-request renderer (GitHub-flavoured Markdown).
 func renderMarkdown(w io.Writer, doc any, o Options) error {
-	p := &printer{w: w}
+	p := &printer{w: w, clean: mdSafe}
 	switch d := doc.(type) {
 	case *audit.Report:
 		analyzeMarkdown(p, d, o)
@@ -136,7 +154,11 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 
 // renderCSV writes tables as CSV.
 func renderCSV(w io.Writer, doc any, _ Options) error {
-	return unsupported(CSV, doc)
+	t, ok := doc.(*stats.Table)
+	if !ok {
+		return unsupported(CSV, doc)
+	}
+	return tableCSV(w, t)
 }
 
 // renderJSON writes a document as indented JSON with schema_version and
@@ -181,4 +203,68 @@ func stamped(doc any) ([]byte, error) {
 		head += ","
 	}
 	return append([]byte(head), b[1:]...), nil
+}
+
+// printer writes formatted lines and keeps the first error.
+type printer struct {
+	w   io.Writer
+	err error
+	// clean is applied to every string argument of line: strings in
+	// documents hold names from traces, data written by someone else.
+	clean func(string) string
+	// color allows ANSI colours (text output to a terminal).
+	color bool
+}
+
+// styled is text the renderer made itself (colours): line does not clean
+// it.
+type styled string
+
+// line writes one formatted line, cleaning string arguments.
+func (p *printer) line(format string, args ...any) {
+	if p.err != nil {
+		return
+	}
+	if len(args) == 0 {
+		_, p.err = io.WriteString(p.w, format+"\n")
+		return
+	}
+	if p.clean != nil {
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				args[i] = p.clean(s)
+			}
+		}
+	}
+	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// ANSI colours of severities and diff statuses.
+const (
+	ansiRed    = "\x1b[1;31m"
+	ansiYellow = "\x1b[1;33m"
+	ansiBlue   = "\x1b[34m"
+	ansiGreen  = "\x1b[32m"
+	ansiReset  = "\x1b[0m"
+)
+
+// paint colours s (already padded) when the printer may.
+func (p *printer) paint(s, color string) styled {
+	if !p.color || color == "" {
+		return styled(s)
+	}
+	return styled(color + s + ansiReset)
+}
+
+// severityColor is the colour of a severity name.
+func severityColor(sev string) string {
+	switch sev {
+	case "error":
+		return ansiRed
+	case "warning":
+		return ansiYellow
+	case "info":
+		return ansiBlue
+	}
+	return ""
 }

@@ -207,6 +207,9 @@ func replayMarkdown(p *printer, r *replay.Report, o Options) {
 				p.line("- %s", mdEscape(n))
 			}
 		}
+		for _, c := range replayCharts(r) {
+			mermaidBlock(p, c)
+		}
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)

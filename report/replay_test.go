@@ -31,14 +31,17 @@ func measuredReport() *replay.Report {
 
 func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 	r := measuredReport()
-	var txt, md bytes.Buffer
+	var txt, md, page bytes.Buffer
 	if err := Render(&txt, Text, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Render(&md, Markdown, r, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, out := range []string{txt.String(), md.String()} {
+	if err := Render(&page, HTML, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{txt.String(), md.String(), page.String()} {
 		for _, want := range []string{
 			"this fix costs more than it saves here",
 			"pageable copies run 50 % faster on this box",

@@ -1,11 +1,14 @@
 // Package report renders traceaudit's results for people and programs:
-// text for the terminal, Markdown for pull requests and JSON for tools.
-// Plots live in report/plot. Reports never see file formats.
+// text for the terminal, Markdown (with Mermaid charts) for pull requests,
+// a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
+// tables and JSON for tools, one renderer per format behind Render. Names
+// from traces are escaped for each format (escape.go). Plots live in
+// report/plot, report folders in report/folder. Reports never see file
+// formats.
 package report
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -42,7 +45,7 @@ func statsText(p *printer, s *stats.Stats) {
 	p.line("  %-8s %9s %10s", "memcpys", units.Count(s.GPU.Memcpys), units.Dur(d.MemcpyNS))
 	p.line("  %-8s %9s %10s", "memsets", units.Count(s.GPU.Memsets), units.Dur(d.MemsetNS))
 	if len(d.TopKernels) > 0 {
-		p.line("  longest kernels: %s", nameTimes(d.TopKernels, 3, 60))
+		p.line("  longest kernels: %s", nameTimes(d.TopKernels, 3, 60, "run"))
 	}
 	if len(d.Copies) > 0 {
 		p.line("")
@@ -54,15 +57,17 @@ func statsText(p *printer, s *stats.Stats) {
 	p.line("")
 	p.line("host: %s API calls, %s ranges, %s ops, %s OS calls", units.Count(s.Host.APICalls), units.Count(s.Host.Ranges), units.Count(d.Ops), units.Count(s.Host.OSCalls))
 	if len(d.TopAPI) > 0 {
-		p.line("  API calls by time: %s", nameTimes(d.TopAPI, 4, 40))
+		p.line("  API calls by time: %s", nameTimes(d.TopAPI, 4, 40, "call"))
 	}
 	if len(d.TopOS) > 0 {
-		p.line("  OS calls by time:  %s", nameTimes(d.TopOS, 4, 40))
+		p.line("  OS calls by time:  %s", nameTimes(d.TopOS, 4, 40, "call"))
 	}
 	if miss := missing(d.Observed); len(miss) > 0 {
 		p.line("")
 		p.line("not recorded: %s", strings.Join(miss, "; "))
 	}
+	p.line("")
+	p.line("full tables: traceaudit stats --report kernels|api|nvtx|copies|os %s", s.File)
 }
 
 // plural is "1 stream", "3 streams".
@@ -73,20 +78,17 @@ func plural(n int, noun string) string {
 	return units.Count(n) + " " + noun + "s"
 }
 
-func copyLabel(g stats.CopyGroup) string {
-	if g.Src == timeline.MemUnknown && g.Dst == timeline.MemUnknown {
-		return g.Copy.String()
-	}
-	return fmt.Sprintf("%s %s->%s", g.Copy, g.Src, g.Dst)
-}
+func copyLabel(g stats.CopyGroup) string { return stats.CopyName(g.Copy, g.Src, g.Dst) }
 
-func nameTimes(v []stats.NameTime, n, width int) string {
+// nameTimes lists the first n names with their count and total time:
+// "cudaDeviceSynchronize (4 calls, 148 ms total)".
+func nameTimes(v []stats.NameTime, n, width int, noun string) string {
 	var parts []string
 	for i, x := range v {
 		if i == n {
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s×%s", units.Clip(x.Name, width), units.Count(x.Count), units.Dur(x.DurNS)))
+		parts = append(parts, fmt.Sprintf("%s (%s, %s total)", units.Clip(x.Name, width), plural(x.Count, noun), units.Dur(x.DurNS)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -124,21 +126,4 @@ func uniq(v []string) []string {
 		}
 	}
 	return out
-}
-
-// printer writes formatted lines and keeps the first error.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) line(format string, args ...any) {
-	if p.err != nil {
-		return
-	}
-	if len(args) == 0 {
-		_, p.err = io.WriteString(p.w, format+"\n")
-		return
-	}
-	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 }

@@ -97,8 +97,9 @@ var ErrSeveralJobs = errors.New("holds several jobs")
 
 // Expand turns the arguments into trace files: files as given, folders
 // into the trace files they hold (sorted by name). A folder without
-// traces is an error; Nsight Systems reports (.nsys-rep) in a folder are
-// skipped with a note in skipped, as they must be exported first.
+// traces is an error. An Nsight Systems report (.nsys-rep) in a folder is
+// a trace (exported when read), unless NAME.sqlite, its export, is beside
+// it: then it is listed in skipped.
 func Expand(args []string) (files []string, folders []string, skipped []string, err error) {
 	for _, a := range args {
 		st, err := os.Stat(a)
@@ -128,7 +129,15 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 				files = append(files, p)
 				n++
 			case ingest.FormatNsysReport:
-				skipped = append(skipped, p)
+				// A report is read (exported with nsys) unless its export
+				// is beside it: one trace, not two ranks.
+				stem := strings.TrimSuffix(p, filepath.Ext(p))
+				if _, err := os.Stat(stem + ".sqlite"); err == nil {
+					skipped = append(skipped, p)
+					continue
+				}
+				files = append(files, p)
+				n++
 			}
 		}
 		if n == 0 {

@@ -18,14 +18,14 @@ func ddp(name string) string { return testfix.Project(filepath.Join("h200-ddp", 
 
 func TestExpand(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a.json", "b.sqlite", "c.nsys-rep", "notes.txt", ".hidden.json"} {
+	for _, f := range []string{"a.json", "b.sqlite", "b.nsys-rep", "c.nsys-rep", "notes.txt", ".hidden.json"} {
 		body := "{}"
 		switch f {
 		case "b.sqlite":
 			body = "SQLite format 3\x00"
 		case "notes.txt":
 			body = "hello"
-		case "c.nsys-rep":
+		case "b.nsys-rep", "c.nsys-rep":
 			body = "\x00\x01binary report"
 		}
 		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
@@ -39,8 +39,9 @@ func TestExpand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(files, " ") != filepath.Join(dir, "a.json")+" "+filepath.Join(dir, "b.sqlite")+" x.json" ||
-		len(folders) != 1 || len(skipped) != 1 || !strings.HasSuffix(skipped[0], "c.nsys-rep") {
+	// b.nsys-rep is skipped for b.sqlite, its export; c.nsys-rep is read.
+	if strings.Join(files, " ") != filepath.Join(dir, "a.json")+" "+filepath.Join(dir, "b.sqlite")+" "+filepath.Join(dir, "c.nsys-rep")+" x.json" ||
+		len(folders) != 1 || len(skipped) != 1 || !strings.HasSuffix(skipped[0], "b.nsys-rep") {
 		t.Errorf("files %v folders %v skipped %v", files, folders, skipped)
 	}
 	empty := t.TempDir()

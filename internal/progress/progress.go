@@ -47,12 +47,26 @@ func (b *Bar) Update(done, total int64) {
 	}
 	b.last = now
 	b.shown = true
+	if total <= 0 && done <= 0 {
+		fmt.Fprintf(b.w, "\r%s (%s)\x1b[K", b.label, now.Sub(b.start).Round(100*time.Millisecond))
+		return
+	}
 	if total > 0 {
 		pct := float64(done) / float64(total) * 100
 		fmt.Fprintf(b.w, "\r%s %5.1f %% (%s)\x1b[K", b.label, min(pct, 100), now.Sub(b.start).Round(100*time.Millisecond))
 		return
 	}
 	fmt.Fprintf(b.w, "\r%s %d (%s)\x1b[K", b.label, done, now.Sub(b.start).Round(100*time.Millisecond))
+}
+
+// Relabel names the next stage of the task (elapsed time keeps counting).
+func (b *Bar) Relabel(label string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.label = label
+	b.mu.Unlock()
 }
 
 // Done erases the line if one was shown.

@@ -38,3 +38,21 @@ func TestNilBarIsQuiet(t *testing.T) {
 	b.Update(1, 2)
 	b.Done()
 }
+
+func TestRelabelAndElapsedOnly(t *testing.T) {
+	var buf bytes.Buffer
+	b := New(&buf, "exporting r.nsys-rep with nsys", true)
+	clock := b.start
+	b.now = func() time.Time { return clock }
+	clock = clock.Add(2300 * time.Millisecond)
+	b.Update(0, 0)
+	if got := buf.String(); got != "\rexporting r.nsys-rep with nsys (2.3s)\x1b[K" {
+		t.Fatalf("got %q", got)
+	}
+	b.Relabel("reading r.nsys-rep")
+	clock = clock.Add(time.Second)
+	b.Update(1, 4)
+	if !strings.Contains(buf.String(), "\rreading r.nsys-rep  25.0 % (3.3s)") {
+		t.Fatalf("got %q", buf.String())
+	}
+}

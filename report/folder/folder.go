@@ -1,6 +1,8 @@
-// Package folder writes a report folder (`--out DIR`): report.md and
-// report.json rendered by package report, and the document's plots as PNG
-// and SVG from report/plot. It is the one folder writer of traceaudit:
+// Package folder writes a report folder (`--out DIR`): report.md,
+// report.json and report.html rendered by package report, annotated.json
+// (the annotated Chrome trace) for analyze reports, and the document's
+// plots as PNG and SVG from report/plot (inline SVG in report.html). It is
+// the one folder writer of traceaudit:
 // internal/outdir makes the write atomic and refuses any folder traceaudit
 // did not write.
 package folder
@@ -54,12 +56,9 @@ func fill(w *outdir.Writer, doc any, o report.Options) error {
 		if err := w.File(f.Name+".svg", svg); err != nil {
 			return err
 		}
-		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption})
+		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption, SVG: svg})
 	}
-	for _, out := range []struct {
-		name   string
-		format report.Format
-	}{{"report.md", report.Markdown}, {"report.json", report.JSON}} {
+	for _, out := range files(doc) {
 		var buf bytes.Buffer
 		if err := report.Render(&buf, out.format, doc, o); err != nil {
 			return err
@@ -69,6 +68,24 @@ func fill(w *outdir.Writer, doc any, o report.Options) error {
 		}
 	}
 	return nil
+}
+
+// file is one rendered file of a folder.
+type file struct {
+	name   string
+	format report.Format
+}
+
+// files are the rendered files of a document's folder.
+func files(doc any) []file {
+	out := []file{{"report.md", report.Markdown}, {"report.json", report.JSON}}
+	switch doc.(type) {
+	case *compare.JobDiff, *audit.Batch:
+		return out // several reports: report.md and report.json hold them all
+	case *audit.Report:
+		out = append(out, file{"annotated.json", report.ChromeTrace})
+	}
+	return append(out, file{"report.html", report.HTML})
 }
 
 // figures are the plots of a document, in report order.

@@ -169,7 +169,18 @@ func (f *Figure) SVG() ([]byte, error) {
 	}
 	// Liberation Sans has Arial's metrics: where a viewer lacks it, Arial
 	// keeps the layout.
-	return bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFonts)), nil
+	return xmlChars(bytes.ReplaceAll(b.Bytes(), []byte("font-family:Liberation Sans;"), []byte(svgFonts))), nil
+}
+
+// xmlChars drops the control characters XML forbids (a name from a trace
+// may hold terminal escapes), so the SVG stays well-formed.
+func xmlChars(b []byte) []byte {
+	return bytes.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' {
+			return -1
+		}
+		return r
+	}, b)
 }
 
 // Write writes <Name>.png and <Name>.svg into dir, which must exist (for

@@ -68,6 +68,8 @@ func (f *analyzeFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&f.failOn, "fail-on", "", "exit 1 when a finding is at or above this level: info, warning or error")
+	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeValues(cmd, "fail-on", failOnLevels)
 	fl.DurationVar(&f.minGap, "min-gap", 100*time.Microsecond, "shortest GPU idle gap gpu-idle lists as evidence")
 	f.rangeFlags.register(cmd)
 	fl.Float64Var(&f.pinnedGBps, "pinned-gbps", 25, "pinned-copy bandwidth in GB/s when the trace has no pinned copy of 1 MiB or more")
@@ -154,7 +156,8 @@ func NewCmdAnalyze(ios *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
 		Long: `analyze reads each trace, finds the training steps, splits each step into
 compute, comm, copy, sync, os, data and other time, and reports the causes of
 GPU starvation ordered by the time they waste per step, each with evidence, the
-fix in plain words and the PyTorch change.
+fix in plain words and the PyTorch change. FILE "-" reads standard input. An
+.nsys-rep or .qdrep report is exported with nsys when nsys is on PATH.
 
 Several traces that are the ranks of one job (PyTorch profiler traces whose
 distributedInfo gives one world size and distinct ranks, or any files with
@@ -166,6 +169,23 @@ while the others are analysed (exit 2 at the end). A folder holding several
 jobs is refused, naming them.
 
 Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
+		Example: `  # findings in the terminal
+  traceaudit analyze run.sqlite
+  # a report folder for a pull request: report.md, report.html, report.json,
+  # annotated.json (open in ui.perfetto.dev) and plots
+  traceaudit analyze --out audit/ run.pt.trace.json.gz
+  # CI: Markdown with Mermaid charts for the job summary, fail on errors
+  traceaudit analyze --format markdown --fail-on error run.sqlite >> "$GITHUB_STEP_SUMMARY"
+  # an nsys report (exported once with nsys), steps from an NVTX range
+  traceaudit analyze --step-range '^train_step$' run.nsys-rep
+  # from standard input
+  gunzip -c run.pt.trace.json.gz | traceaudit analyze -
+  # a multi-GPU job: one trace per rank, a folder of them, or one nsys export
+  # of the whole torchrun; the straggler and its cause, and the rank plot
+  traceaudit analyze --out job/ traces/rank0.pt.trace.json.gz traces/rank1.pt.trace.json.gz
+  traceaudit analyze traces/
+  # several unrelated traces, one after the other (a batch)
+  traceaudit analyze --format json a.sqlite b.pt.trace.json.gz`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("analyze: want at least one trace file")
@@ -175,6 +195,9 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, fail, err := fl.config()
 			if err != nil {
+				return err
+			}
+			if err := checkStdin(args...); err != nil {
 				return err
 			}
 			opts.Files, opts.Format, opts.FailOn, opts.Config = args, fl.format, fail, cfg

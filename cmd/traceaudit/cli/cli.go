@@ -4,11 +4,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -28,9 +31,16 @@ const (
 
 // IO is where a command reads and writes.
 type IO struct {
+	// In is standard input, read for the file name "-" (nil: none).
+	In       io.Reader
 	Out, Err io.Writer
+	// InTTY says whether In is a terminal (then "-" is refused).
+	InTTY bool
 	// ErrTTY says whether Err is a terminal (progress is shown only then).
 	ErrTTY bool
+	// Color says whether text on Out may carry ANSI colours: Out is a
+	// terminal and NO_COLOR is unset or empty (no-color.org).
+	Color bool
 	// Args is the command line after the program name, quoted in reports.
 	Args []string
 }
@@ -52,8 +62,17 @@ func (e *FailError) Error() string { return e.Msg }
 
 // Main runs the command line and returns the process exit code.
 func Main() int {
-	ios := &IO{Out: os.Stdout, Err: os.Stderr, ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+	ios := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		Color:  colorAllowed(term.IsTerminal(int(os.Stdout.Fd())), os.Getenv("NO_COLOR"), os.Getenv("TERM"))}
 	return Run(os.Args[1:], ios)
+}
+
+// colorAllowed says whether to colour stdout: a terminal that is not
+// "dumb", and NO_COLOR unset or empty.
+func colorAllowed(tty bool, noColor, termName string) bool {
+	return tty && noColor == "" && termName != "dumb"
 }
 
 // Run executes args with ios and returns the exit code. With
@@ -118,6 +137,11 @@ func NewRoot(ios *IO) *cobra.Command {
 		Long: `traceaudit reads an Nsight Systems SQLite export (nsys export --type sqlite)
 or a PyTorch profiler Chrome trace (.json, .json.gz), names what starves the GPU
 with the time each cause costs per step, and replays the fixes on a GPU.`,
+		Example: `  traceaudit stats run.sqlite
+  traceaudit analyze --out audit/ run.sqlite
+  traceaudit diff --fail-on warning before.json.gz after.json.gz
+  traceaudit replay --dry-run run.sqlite
+  source <(traceaudit completion bash)`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
@@ -140,18 +164,51 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// load reads one input file, showing progress on a terminal and passing
-// warnings to stderr.
+// Stdin is the file name that reads standard input.
+const Stdin = "-"
+
+// load reads one input file ("-": standard input), showing progress on a
+// terminal and passing warnings, which name the file, to stderr.
 func load(ios *IO, path string) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
-	return ingest.Open(path, ingest.Options{
+	// Ctrl-C stops an nsys export cleanly (its temporary files removed).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opts := ingest.Options{
 		Progress: bar.Update,
+		Stage:    bar.Relabel,
+		Context:  ctx,
 		Warn: func(msg string) {
 			bar.Done()
 			fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
 		},
-	})
+		Note: func(msg string) {
+			bar.Done()
+			fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(msg))
+		},
+	}
+	if path != Stdin {
+		return ingest.Open(path, opts)
+	}
+	if ios.In == nil || ios.InTTY {
+		return nil, usagef("-: standard input is a terminal: pipe a trace in (traceaudit analyze - < run.json)")
+	}
+	return ingest.OpenReader("stdin", ios.In, opts)
+}
+
+// checkStdin refuses reading standard input more than once.
+func checkStdin(files ...string) error {
+	n := 0
+	for _, f := range files {
+		if f == Stdin {
+			n++
+		}
+	}
+	if n > 1 {
+		return usagef("-: standard input can be read once: give at most one \"-\"")
+	}
+	return nil
 }
 
 // checkFormat validates a --format value.

@@ -32,10 +32,18 @@ rank's step time and findings, the job verdict and the straggler.
 
 Exit status: 0 done, 1 a finding at or above --fail-on is new or regressed,
 2 bad usage or input.`,
+		Example: `  traceaudit diff before.pt.trace.json.gz after.pt.trace.json.gz
+  # CI: fail when the change brings a warning or worse back; Markdown for the PR
+  traceaudit diff --fail-on warning --format markdown main.sqlite pr.sqlite
+  # a report folder with the before/after steps plot
+  traceaudit diff --out diff/ before.sqlite after.sqlite`,
 		Args: exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, fail, err := fl.config()
 			if err != nil {
+				return err
+			}
+			if err := checkStdin(args...); err != nil {
 				return err
 			}
 			opts.Before, opts.After = args[0], args[1]

@@ -108,8 +108,8 @@ func TestBadInputs(t *testing.T) {
 		{"missing file", filepath.Join(dir, "missing.json"), "", 2, "no such file"},
 		{"larger than memory (chrome)", testfix.Project("r0_baseline.pt.trace.json.gz"), "100000", 2, "too large for the memory available"},
 		{"larger than memory (nsys)", testfix.Project("b0_pageable_sync.nsys.sqlite"), "10000", 2, "too large for the memory available"},
-		{"truncated JSON", writeFile(t, dir, "cut.json", plain.Bytes()[:plain.Len()*2/3]), "", 0, "warning: truncated"},
-		{"truncated gzip", writeFile(t, dir, "cut.json.gz", chromeGood[:len(chromeGood)*2/3]), "", 0, "truncated"},
+		{"truncated JSON", writeFile(t, dir, "cut.json", plain.Bytes()[:plain.Len()*2/3]), "", 0, "cut.json: truncated: kept"},
+		{"truncated gzip", writeFile(t, dir, "cut.json.gz", chromeGood[:len(chromeGood)*2/3]), "", 0, "cut.json.gz: the gzip stream is truncated"},
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, struct {
@@ -122,6 +122,9 @@ func TestBadInputs(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			if c.env != "" {
 				t.Setenv("TRACEAUDIT_MEMORY_LIMIT", c.env)
+			}
+			if ext := filepath.Ext(c.path); ext == ".nsys-rep" || ext == ".qdrep" {
+				t.Setenv("PATH", t.TempDir()) // no nsys: the message says how to export
 			}
 			out := filepath.Join(t.TempDir(), "audit")
 			stdout, stderr, code := run(t, "analyze", "--out", out, c.path)

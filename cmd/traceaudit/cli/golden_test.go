@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/golden"
+	"github.com/traceaudit/traceaudit/internal/mdcheck"
 	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
@@ -37,6 +38,12 @@ func TestAnalyzeGolden(t *testing.T) {
 				out, errOut, code := run(t, "analyze", "--format", format, filepath.Join("fixtures", name))
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
+				}
+				if format == "markdown" {
+					checkMarkdown(t, name, out)
+					if n := len(mdcheck.Blocks(out)); n != 2 {
+						t.Errorf("%d mermaid charts, want the step split and the findings", n)
+					}
 				}
 				if format == "json" {
 					var v map[string]any

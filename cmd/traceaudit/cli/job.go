@@ -37,6 +37,12 @@ else the order of the files. A job report (analyze of a multi-process export)
 gives its ranks; .json.gz files are read too.
 
 Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
+		Example: `  # one task per rank (a Slurm array task, a Kubernetes pod: see deploy/)
+  traceaudit analyze --format json rank3.pt.trace.json.gz > out/rank-3.json
+  # then the job report, with the rank plot in job/
+  traceaudit job --out job/ out/rank-*.json
+  # CI: fail when a rank holds the others back 20 % of a step or more
+  traceaudit job --fail-on error out/rank-*.json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("job: want the analyses of the job's ranks")
@@ -61,7 +67,9 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 	fl.StringVar(&format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&failOn, "fail-on", "", "exit 1 when a finding is at or above this level: info, warning or error")
 	fl.StringArrayVar(&bands, "band", nil, "severity bands of comm-wait or straggler as ID=WARNING,ERROR shares; repeatable")
-	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and the rank plot (PNG and SVG) to this folder")
+	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.html, report.json and the rank plot (PNG and SVG) to this folder")
+	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeValues(cmd, "fail-on", failOnLevels)
 	return cmd
 }
 

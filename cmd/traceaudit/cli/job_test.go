@@ -165,8 +165,12 @@ func TestJobAndBatchErrors(t *testing.T) {
 	if _, errOut, code := run(t, "analyze", "--out", dir, "fixtures/r3_streams.pt.trace.json.gz", "fixtures/b0_pageable_sync.pt.trace.json.gz"); code != 0 {
 		t.Fatalf("batch --out: exit %d %s", code, errOut)
 	}
-	if md := checkReportFolder(t, dir, nil); strings.Count(md, "## traceaudit: ") != 2 {
-		t.Errorf("batch report.md:\n%s", md)
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || strings.Count(string(md), "## traceaudit: ") != 2 {
+		t.Errorf("batch report.md: %v\n%s", err, md)
+	}
+	if js, err := os.ReadFile(filepath.Join(dir, "report.json")); err != nil || !strings.Contains(string(js), `"files": [`) {
+		t.Errorf("batch report.json: %v", err)
 	}
 	dir2 := filepath.Join(t.TempDir(), "o")
 	if _, _, code := run(t, "analyze", "--out", dir2, "fixtures/r3_streams.pt.trace.json.gz", bad); code != 2 {

@@ -3,10 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/inputs"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/report"
@@ -34,7 +35,7 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 		return nil, err
 	}
 	for _, s := range skipped {
-		fmt.Fprintf(ios.Err, "traceaudit: warning: %s: skipped: an Nsight Systems report, not an SQLite export (nsys export --type sqlite first)\n", s)
+		fmt.Fprintf(ios.Err, "traceaudit: %s: skipped: its export %s.sqlite is read\n", s, strings.TrimSuffix(filepath.Base(s), filepath.Ext(s)))
 	}
 	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep}
 	if len(paths) == 1 {
@@ -47,10 +48,11 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 	var mu sync.Mutex
 	done := int64(0)
 	bar.Update(0, int64(len(paths)))
+	// Each trace is read as load reads one (standard input, .nsys-rep
+	// exports, warnings), without a progress line of its own.
+	quiet := &IO{Out: ios.Out, Err: errw, In: ios.In, InTTY: ios.InTTY, Args: ios.Args}
 	o.Open = func(p string) (*timeline.Timeline, error) {
-		tl, err := ingest.Open(p, ingest.Options{Warn: func(msg string) {
-			fmt.Fprintln(errw, "traceaudit: warning: "+oneLine(msg))
-		}})
+		tl, err := load(quiet, p)
 		mu.Lock()
 		done++
 		bar.Update(done, int64(len(paths)))

@@ -25,12 +25,15 @@ func checkOut(dir string) error {
 // folder before stdout, so a failure leaves no partial output.
 func emit(ios *IO, format, outDir string, args []string, doc any) error {
 	o := report.Options{Command: strings.Join(args, " ")}
+	if format == string(report.Text) {
+		o.Color = ios.Color
+	}
 	var buf bytes.Buffer
 	if err := report.Render(&buf, report.Format(format), doc, o); err != nil {
 		return err
 	}
 	if outDir != "" {
-		if err := folder.Write(outDir, doc, o); err != nil {
+		if err := folder.Write(outDir, doc, report.Options{Command: o.Command}); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,10 @@ func checkReportFolder(t *testing.T, dir string, plots []string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil || !bytes.HasPrefix(page, []byte("<!DOCTYPE html>")) {
+		t.Errorf("report.html: %v", err)
+	}
 	var js map[string]any
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
 	if err != nil || json.Unmarshal(b, &js) != nil {
@@ -43,6 +47,9 @@ func checkReportFolder(t *testing.T, dir string, plots []string) string {
 		if !bytes.Contains(md, []byte("]("+p+".png)")) {
 			t.Errorf("report.md does not link %s.png", p)
 		}
+		if !strings.Contains(section(string(page), `<figure id="plot-`+p+`"`, "</figure>"), "<svg") {
+			t.Errorf("report.html does not show %s inline", p)
+		}
 	}
 	return string(md)
 }
@@ -56,6 +63,7 @@ func TestAnalyzeOut(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			md := checkReportFolder(t, out, []string{"timeline", "utilization", "steps", "findings"})
+			checkMarkdown(t, "report.md", md)
 			md = strings.ReplaceAll(md, out, "OUT")
 			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", name+".report.md"), []byte(md))
 		})
@@ -108,6 +116,9 @@ func TestDiff(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			ext := map[string]string{"text": "txt", "json": "json", "markdown": "md"}[format]
+			if format == "markdown" {
+				checkMarkdown(t, "diff", out)
+			}
 			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", "r0-r3.diff."+ext), []byte(out))
 		})
 	}
@@ -175,6 +186,14 @@ func TestReplayDryRun(t *testing.T) {
 		if v.Step != nil {
 			t.Errorf("%s has a measured step in a dry run", v.Name)
 		}
+	}
+	dir := filepath.Join(t.TempDir(), "plan")
+	if _, errOut, code := run(t, "replay", "--dry-run", "--out", dir, "fixtures/b0_pageable_sync.nsys.sqlite"); code != 0 {
+		t.Fatalf("--out: exit %d: %s", code, errOut)
+	}
+	checkReportFolder(t, dir, nil)
+	if page, _ := os.ReadFile(filepath.Join(dir, "report.html")); !strings.Contains(string(page), "Dry run: the plan only") || !strings.Contains(string(page), "<td>pinned</td>") {
+		t.Errorf("replay report.html lacks the plan")
 	}
 	if _, errOut, code := run(t, "replay", "--variants", "nope", "--dry-run", "fixtures/b0_pageable_sync.nsys.sqlite"); code != 2 || !strings.Contains(errOut, "unknown variant") {
 		t.Errorf("bad variant: %d %q", code, errOut)

@@ -63,6 +63,15 @@ which the others wait for, or the rank --rank names.
 It needs libcuda.so.1 and an NVIDIA GPU; --dry-run prints the plan anywhere.
 It refuses plans needing more than half the free device memory and frees
 everything on exit and on Ctrl-C.`,
+		Example: `  # the plan, anywhere
+  traceaudit replay --dry-run run.sqlite
+  # on a GPU box: the observed step and every fix the findings call for
+  traceaudit replay run.sqlite
+  # chosen variants, more steps, a report folder with the replay plot
+  traceaudit replay --variants pinned,all --steps 30 --out replay/ run.sqlite
+  # a multi-GPU job: the straggler's rank, or rank 3
+  traceaudit replay --dry-run traces/
+  traceaudit replay --rank 3 torchrun.nsys.sqlite`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("replay: want a trace, or the traces of a job")
@@ -102,6 +111,8 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Rank, "rank", -1, "the rank of a job to replay (default: the straggler)")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
+	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
 	return cmd
 }

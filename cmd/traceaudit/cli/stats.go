@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/stats"
@@ -15,6 +17,9 @@ type StatsOptions struct {
 	// DumpTimeline prints the timeline as timelinetext instead of the
 	// summary: the start of a test case made from a real trace.
 	DumpTimeline bool
+	// Report is the table to print (kernels, api, nvtx, copies, os); ""
+	// prints the summary.
+	Report string
 }
 
 // NewCmdStats builds `traceaudit stats`. runF replaces the run function in
@@ -22,11 +27,29 @@ type StatsOptions struct {
 func NewCmdStats(ios *IO, runF func(*StatsOptions) error) *cobra.Command {
 	opts := &StatsOptions{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "stats [--format text|json] FILE",
-		Short: "Summarise a trace: GPU work, busy time, copies by memory kind, host activity",
-		Args:  exactArgs(1),
+		Use:   "stats [--report TABLE] [--format text|csv|json] FILE",
+		Short: "Summarise a trace: GPU work, busy time, copies by memory kind, host activity; or one full table",
+		Long: `stats summarises what a trace holds. With --report it prints one full table
+in the manner of nsys stats, one row per name sorted by total time, with the
+count, total, average, median, minimum and maximum time and the share of the
+table's total: kernels (GPU kernels), api (CUDA API calls), nvtx (host ranges:
+NVTX, record_function, ProfilerStep, DataLoader), copies (memcpys by direction
+and memory kinds, with bytes, and memsets) or os (OS runtime calls). CSV and
+JSON give times in nanoseconds. FILE "-" reads standard input.`,
+		Example: `  traceaudit stats run.sqlite
+  traceaudit stats --report kernels run.pt.trace.json.gz
+  traceaudit stats --report api --format csv run.sqlite > api.csv
+  traceaudit stats --report copies --format json run.sqlite | jq '.rows[0]'`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(opts.Format, "text", "json"); err != nil {
+			formats := []string{"text", "json"}
+			if opts.Report != "" {
+				if !slices.Contains(stats.TableKinds, opts.Report) {
+					return usagef("--report %q: want one of %v", opts.Report, stats.TableKinds)
+				}
+				formats = append(formats, "csv")
+			}
+			if err := checkFormat(opts.Format, formats...); err != nil {
 				return err
 			}
 			opts.File = args[0]
@@ -36,8 +59,11 @@ func NewCmdStats(ios *IO, runF func(*StatsOptions) error) *cobra.Command {
 			return statsRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json (and csv with --report)")
+	cmd.Flags().StringVar(&opts.Report, "report", "", "print one full table: kernels, api, nvtx, copies or os")
 	cmd.Flags().BoolVar(&opts.DumpTimeline, "dump-timeline", false, "debugging: print the timeline as text (timelinetext, for analyzer test cases) instead of the summary")
+	completeValues(cmd, "format", []string{"text", "csv", "json"})
+	completeValues(cmd, "report", stats.TableKinds)
 	return cmd
 }
 
@@ -49,5 +75,12 @@ func statsRun(opts *StatsOptions) error {
 	if opts.DumpTimeline {
 		return timelinetext.Encode(opts.IO.Out, tl)
 	}
-	return emit(opts.IO, opts.Format, "", nil, stats.Compute(tl))
+	if opts.Report == "" {
+		return emit(opts.IO, opts.Format, "", nil, stats.Compute(tl))
+	}
+	t, err := stats.NewTable(tl, opts.Report)
+	if err != nil {
+		return usagef("--report: %v", err)
+	}
+	return emit(opts.IO, opts.Format, "", nil, t)
 }

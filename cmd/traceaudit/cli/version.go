@@ -39,6 +39,7 @@ the platform; --format json adds the schema version of the JSON documents.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json")
+	completeValues(cmd, "format", []string{"text", "json"})
 	return cmd
 }
 

@@ -1,0 +1,367 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/internal/version"
+	"github.com/traceaudit/traceaudit/replay"
+)
+
+// The HTML report (report.html in report folders) is one self-contained
+// page: inline CSS, the plots as inline SVG, no script, no external
+// resource, and a Content-Security-Policy that forbids both, so it works
+// offline and nothing in it can run. html/template escapes every string
+// of the document.
+
+//go:embed html.tmpl
+var htmlSource string
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+
+// htmlPage is what the template shows.
+type htmlPage struct {
+	Title, Verdict, Worst string
+	Sub, Lead             []string
+	Tables                []htmlTable
+	Findings              []htmlFinding
+	Plots                 []htmlPlot
+	NotesTitle            string
+	Notes                 []htmlNote
+	Command, Tool         string
+}
+
+type htmlTable struct {
+	ID, Caption string
+	Head        []htmlHead
+	Rows        []htmlRow
+}
+
+type htmlHead struct {
+	Text string
+	Num  bool
+}
+
+type htmlRow struct {
+	Class string
+	Cells []htmlCell
+}
+
+type htmlCell struct{ Text, Class, Sev string }
+
+type htmlFinding struct {
+	ID, Severity, Title, Figures, Fix, Code, Verify string
+	Evidence                                        []htmlEvidence
+}
+
+type htmlEvidence struct{ At, Length, Track, What string }
+
+type htmlPlot struct {
+	Name, Title, Caption string
+	SVG                  template.HTML
+}
+
+type htmlNote struct{ ID, Text string }
+
+// renderHTML writes the HTML report of an analyze, diff, replay or job
+// document, with Options.Plots inline.
+func renderHTML(w io.Writer, doc any, o Options) error {
+	var pg htmlPage
+	switch d := doc.(type) {
+	case *audit.Report:
+		pg = analyzeHTML(d)
+	case *compare.Diff:
+		pg = diffHTML(d)
+	case *replay.Report:
+		pg = replayHTML(d)
+	case *job.Report:
+		pg = jobHTML(d)
+	default:
+		return unsupported(HTML, doc)
+	}
+	pg.Command, pg.Tool = termSafe(o.Command), version.Tool()
+	for _, p := range o.Plots {
+		svg, err := inlineSVG(p.SVG)
+		if err != nil {
+			return fmt.Errorf("report: html: plot %s: %w", p.File, err)
+		}
+		pg.Plots = append(pg.Plots, htmlPlot{Name: strings.TrimSuffix(p.File, filepath.Ext(p.File)), Title: p.Title, Caption: p.Caption, SVG: svg})
+	}
+	clean(&pg)
+	var buf bytes.Buffer
+	if err := htmlTemplate.Execute(&buf, pg); err != nil {
+		return fmt.Errorf("report: html: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// clean strips control characters from every string of the page (the
+// template escapes markup; controls are invalid in HTML).
+func clean(pg *htmlPage) {
+	for _, s := range []*string{&pg.Title, &pg.Verdict, &pg.NotesTitle} {
+		*s = termSafe(*s)
+	}
+	for i := range pg.Sub {
+		pg.Sub[i] = termSafe(pg.Sub[i])
+	}
+	for i := range pg.Lead {
+		pg.Lead[i] = termSafe(pg.Lead[i])
+	}
+	for _, t := range pg.Tables {
+		for _, r := range t.Rows {
+			for i := range r.Cells {
+				r.Cells[i].Text = termSafe(r.Cells[i].Text)
+			}
+		}
+	}
+	for i := range pg.Findings {
+		f := &pg.Findings[i]
+		for _, s := range []*string{&f.Title, &f.Figures, &f.Fix, &f.Verify} {
+			*s = termSafe(*s)
+		}
+		f.Code = mdSafe(f.Code)
+		for j := range f.Evidence {
+			e := &f.Evidence[j]
+			e.Track, e.What = termSafe(e.Track), termSafe(e.What)
+		}
+	}
+	for i := range pg.Notes {
+		pg.Notes[i].Text = termSafe(pg.Notes[i].Text)
+	}
+}
+
+var (
+	svgStart  = regexp.MustCompile(`(?s)^.*?(<svg[\s>])`)
+	svgActive = regexp.MustCompile(`(?i)<script|<foreignobject|\son[a-z]+\s*=|javascript:|<iframe|<object|<embed`)
+)
+
+// inlineSVG is an SVG file's <svg> element, for inlining: the XML prolog
+// and comments before it dropped, and refused if it holds anything that
+// could run.
+func inlineSVG(b []byte) (template.HTML, error) {
+	s := string(b)
+	loc := svgStart.FindStringSubmatchIndex(s)
+	if loc == nil {
+		return "", fmt.Errorf("not an SVG")
+	}
+	s = s[loc[2]:]
+	if svgActive.MatchString(s) {
+		return "", fmt.Errorf("the SVG holds active content")
+	}
+	return template.HTML(s), nil
+}
+
+// worstClass is the CSS class of the report's worst severity.
+func worstClass(r *audit.Report) string {
+	if m := MaxSeverity(r); m > 0 {
+		return m.String()
+	}
+	return ""
+}
+
+func hnum(s string) htmlHead { return htmlHead{Text: s, Num: true} }
+func txt(s string) htmlHead  { return htmlHead{Text: s} }
+func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
+func ct(s string) htmlCell   { return htmlCell{Text: s} }
+
+func analyzeHTML(r *audit.Report) htmlPage {
+	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
+	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
+	s := r.Steps
+	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
+	lead := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), s.Source)
+	if s.StartupExcluded > 0 {
+		lead += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
+	}
+	if s.TeardownExcluded > 0 {
+		lead += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
+	}
+	comm := HasComm(r)
+	busy := fmt.Sprintf("kernels %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	if comm {
+		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	}
+	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
+	if len(r.Findings) > 0 {
+		t := htmlTable{ID: "summary", Caption: "Findings by wasted time",
+			Head: []htmlHead{txt("severity"), txt("finding"), hnum("wasted per step"), hnum("share"), hnum("est. speedup"), txt("fix")}}
+		for _, f := range r.Findings {
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Sev: f.Severity.String()}, ct(f.ID + ": " + f.Title),
+				cn(units.Dur(f.WastedNS)), cn(units.Pct(f.Share)), cn(units.Speedup(f.EstimatedSpeedup)), ct(firstSentence(f.Fix))}})
+		}
+		pg.Tables = append(pg.Tables, t)
+	} else {
+		pg.Lead = append(pg.Lead, "No findings: nothing starves the GPU beyond the info threshold.")
+	}
+	if len(s.PerStep) > 0 {
+		t := htmlTable{ID: "steps", Caption: "Steps: where the time goes",
+			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
+		// cells are a split's columns, with comm after compute where the
+		// run communicates.
+		cells := func(b audit.Breakdown) []htmlCell {
+			c := []htmlCell{cn(units.Dur(b.Compute))}
+			if comm {
+				c = append(c, cn(units.Dur(b.Comm)))
+			}
+			return append(c, cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other)))
+		}
+		if comm {
+			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
+		}
+		for i, st := range s.PerStep {
+			name := st.Name
+			if name == "" {
+				name = fmt.Sprintf("step %d", i+1)
+			}
+			if st.Startup {
+				name += " (start-up, excluded)"
+			}
+			if st.Teardown {
+				name += " (loop end, excluded)"
+			}
+			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
+		}
+		b := s.BreakdownNS
+		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})
+		pg.Tables = append(pg.Tables, t)
+	}
+	origin := windowStart(r)
+	for _, f := range r.Findings {
+		pg.Findings = append(pg.Findings, findingHTML(f, origin, "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File)))
+	}
+	pg.NotesTitle = "Not observable in this trace"
+	for _, n := range r.NotObservable {
+		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
+	}
+	return pg
+}
+
+// findingHTML is one finding for the page: its figures, fix, code,
+// evidence (times from origin) and the replay command that verifies it.
+func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
+	hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
+	if f.WastedNS > 0 {
+		of := "of the steady window"
+		if f.ID == job.StragglerID {
+			of = "of the others' step"
+		}
+		hf.Figures = fmt.Sprintf("%s per step, %s %s, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+	} else {
+		hf.Figures = "informational: no time wasted"
+	}
+	for _, e := range f.Evidence {
+		hf.Evidence = append(hf.Evidence, htmlEvidence{At: at(e.StartNS - origin), Length: units.Dur(e.EndNS - e.StartNS), Track: e.Track, What: e.What})
+	}
+	if len(f.VerifyWith) > 0 {
+		hf.Verify = verify
+	}
+	return hf
+}
+
+// jobHTML is a job's page: the ranks, the straggler finding, then the
+// straggler's own findings (or those of a rank with the shared verdict).
+func jobHTML(j *job.Report) htmlPage {
+	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
+	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
+		pg.Worst = m.String()
+	}
+	pg.Sub = []string{jobFiles(j)}
+	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
+	t := htmlTable{ID: "ranks", Caption: "Ranks",
+		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
+	for _, r := range j.Ranks {
+		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Report))}}
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			row.Cells[0].Text += " (straggler)"
+			row.Class = "total"
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	pg.Tables = append(pg.Tables, t)
+	focus := focusRank(j)
+	if focus == nil {
+		return pg
+	}
+	if s := j.Job.Straggler; s != nil {
+		for _, f := range j.Job.Findings {
+			pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, s.Rank, f)))
+		}
+	} else {
+		pg.Lead = append(pg.Lead, fmt.Sprintf("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
+			units.Pct(job.MinStragglerShare)))
+	}
+	pg.Lead = append(pg.Lead, focusTitle(j, focus)+": "+focus.Verdict+".")
+	for _, f := range focus.Findings {
+		pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f)))
+	}
+	pg.NotesTitle = fmt.Sprintf("Not observable in rank %d's trace", *focus.Rank)
+	for _, n := range focus.NotObservable {
+		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
+	}
+	return pg
+}
+
+func diffHTML(d *compare.Diff) htmlPage {
+	pg := htmlPage{Title: "traceaudit diff: " + filepath.Base(d.Before.File) + " → " + filepath.Base(d.After.File),
+		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))}
+	if d.Worst() >= analyze.SeverityWarning {
+		pg.Worst = d.Worst().String()
+	}
+	pg.Lead = []string{"Before: " + d.Before.Verdict, "After: " + d.After.Verdict}
+	t := htmlTable{ID: "changes", Caption: "Findings before and after", Head: []htmlHead{txt("finding"), txt("before"), txt("after"), txt("status")}}
+	for _, c := range d.Changes {
+		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(c.ID), ct(sideText(c.Before)), ct(sideText(c.After)), {Text: c.Status, Class: "status-" + c.Status}}})
+	}
+	pg.Tables = append(pg.Tables, t)
+	return pg
+}
+
+func replayHTML(r *replay.Report) htmlPage {
+	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
+	if r.DryRun {
+		pg.Sub = []string{"Dry run: the plan only, nothing was run."}
+	} else {
+		pg.Sub = []string{fmt.Sprintf("On %s, %d measured steps per variant.", r.Device, r.Steps)}
+	}
+	pg.Lead = []string{fmt.Sprintf("Observed in the trace: step %s (mean), %s (median), GPU %s per step. Replayed step: %s.",
+		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), planLine(r))}
+	t := htmlTable{ID: "variants", Caption: "Variants"}
+	if r.DryRun {
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup")}
+		for _, v := range r.Variants {
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
+		}
+	} else {
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
+		for _, v := range r.Variants {
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
+				cn(units.Speedup(v.PredictedSpeedup)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
+		}
+		if l := boxLine(r); l != "" {
+			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")
+		}
+		if f := r.Fidelity; f != nil {
+			pg.Lead = append(pg.Lead, fmt.Sprintf("Fidelity of the observed replay (means): step %.2f, median step %.2f, GPU %.2f.", f.Step, f.StepMedian, f.GPU))
+			pg.NotesTitle = "Notes"
+			for _, n := range notes(r) {
+				pg.Notes = append(pg.Notes, htmlNote{Text: n})
+			}
+		}
+	}
+	pg.Tables = append(pg.Tables, t)
+	return pg
+}

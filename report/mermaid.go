@@ -1,0 +1,183 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/replay"
+)
+
+// Mermaid charts for Markdown reports: GitHub renders them in pull request
+// comments and job summaries, where image links to a report folder break.
+// Every label goes through mermaidLabel; the charts use only `pie` and
+// `xychart-beta` bar charts (checked by the tests with a parser of this
+// subset, and with Mermaid itself in a browser).
+
+// timeUnit picks ms or µs or s for values up to maxNS.
+func timeUnit(maxNS int64) (name string, div float64) {
+	switch {
+	case maxNS >= 10e9:
+		return "s", 1e9
+	case maxNS >= 10e6:
+		return "ms", 1e6
+	}
+	return "µs", 1e3
+}
+
+// num formats a chart value: at most 3 decimals, no exponent.
+func num(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(math.Round(x*1000)/1000, 'f', -1, 64)
+}
+
+// mermaidBlock writes lines as a fenced mermaid block.
+func mermaidBlock(p *printer, lines []string) {
+	p.line("")
+	p.line("```mermaid")
+	for _, l := range lines {
+		p.line("%s", styled(l))
+	}
+	p.line("```")
+}
+
+// bucketColors are the two-clock buckets' colours in every figure
+// (report/plot): compute, comm, copy, sync, os, data, other.
+var bucketColors = []string{"#2ca02c", "#1f77b4", "#d62728", "#9467bd", "#8c564b", "#ff7f0e", "#a0a0a0"}
+
+// barColor is the colour of bar charts.
+const barColor = "#5b8db8"
+
+// mermaidPie is a pie chart of labelled values with their colours (zero
+// values left out).
+func mermaidPie(title string, labels []string, values []float64, colors []string) []string {
+	var vars []string
+	var slices []string
+	for i, l := range labels {
+		if values[i] > 0 {
+			vars = append(vars, fmt.Sprintf("%q: %q", "pie"+strconv.Itoa(len(slices)+1), colors[i]))
+			slices = append(slices, fmt.Sprintf("    %q : %s", mermaidLabel(l), num(values[i])))
+		}
+	}
+	head := []string{`%%{init: {"themeVariables": {` + strings.Join(vars, ", ") + `}}}%%`, "pie title " + mermaidLabel(title)}
+	return append(head, slices...)
+}
+
+// mermaidBars is a bar chart: one bar per label, horizontal when there
+// are many or long labels.
+func mermaidBars(title, yTitle string, labels []string, values []float64, horizontal bool) []string {
+	head := "xychart-beta"
+	if horizontal {
+		head += " horizontal"
+	}
+	top := 0.0
+	for _, v := range values {
+		top = max(top, v)
+	}
+	quoted := make([]string, len(labels))
+	nums := make([]string, len(values))
+	for i, l := range labels {
+		quoted[i] = strconv.Quote(mermaidLabel(l))
+		nums[i] = num(values[i])
+	}
+	return []string{
+		`%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "` + barColor + `"}}}}%%`,
+		head,
+		"    title " + strconv.Quote(mermaidLabel(title)),
+		"    x-axis [" + strings.Join(quoted, ", ") + "]",
+		fmt.Sprintf("    y-axis %q 0 --> %s", mermaidLabel(yTitle), num(niceMax(top))),
+		"    bar [" + strings.Join(nums, ", ") + "]",
+	}
+}
+
+// niceMax rounds an axis maximum up to a round number (1, 1.2, 1.5, 2,
+// 2.5, 3, 4, 5, 6 or 8 times a power of ten), with some headroom.
+func niceMax(x float64) float64 {
+	if x <= 0 {
+		return 1
+	}
+	x *= 1.05
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10} {
+		if m*p >= x {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// analyzeCharts are the Mermaid charts of an analyze report: where the
+// mean steady step goes (a pie of the two-clock split), and the wasted
+// time per step of each finding that wastes any.
+func analyzeCharts(r *audit.Report) [][]string {
+	var charts [][]string
+	b := r.Steps.BreakdownNS
+	step := b.Total()
+	if step > 0 {
+		_, div := timeUnit(step)
+		names := []string{"compute", "comm", "copy", "sync", "os", "data", "other"}
+		vals := []int64{b.Compute, b.Comm, b.Copy, b.Sync, b.OS, b.Data, b.Other}
+		labels := make([]string, len(names))
+		values := make([]float64, len(names))
+		for i, n := range names {
+			labels[i] = n + " " + units.Dur(vals[i])
+			values[i] = float64(vals[i]) / div
+		}
+		charts = append(charts, mermaidPie("Where the mean steady step goes ("+units.Dur(step)+")", labels, values, bucketColors))
+	}
+	var ids []string
+	var wasted []int64
+	var top int64
+	for _, f := range r.Findings {
+		if f.WastedNS > 0 {
+			ids = append(ids, f.ID)
+			wasted = append(wasted, f.WastedNS)
+			top = max(top, f.WastedNS)
+		}
+	}
+	if len(ids) > 0 {
+		unit, div := timeUnit(top)
+		values := make([]float64, len(wasted))
+		for i, w := range wasted {
+			values[i] = float64(w) / div
+		}
+		charts = append(charts, mermaidBars("Wasted time per step by finding ("+unit+")", unit+" per step", ids, values, true))
+	}
+	return charts
+}
+
+// diffCharts compare the median step before and after.
+func diffCharts(d *compare.Diff) [][]string {
+	bs, as := d.Before.Steps.MedianNS, d.After.Steps.MedianNS
+	if bs <= 0 && as <= 0 {
+		return nil
+	}
+	unit, div := timeUnit(max(bs, as))
+	return [][]string{mermaidBars("Median step ("+unit+")", unit, []string{"before", "after"},
+		[]float64{float64(bs) / div, float64(as) / div}, false)}
+}
+
+// replayCharts show the measured mean step of each variant, the figure
+// the replay's speedups compare (none in a dry run).
+func replayCharts(r *replay.Report) [][]string {
+	if r.DryRun || len(r.Variants) == 0 {
+		return nil
+	}
+	var top int64
+	for _, v := range r.Variants {
+		top = max(top, v.StepNSMean)
+	}
+	unit, div := timeUnit(top)
+	labels := make([]string, len(r.Variants))
+	values := make([]float64, len(r.Variants))
+	for i, v := range r.Variants {
+		labels[i], values[i] = v.Name, float64(v.StepNSMean)/div
+	}
+	return [][]string{mermaidBars("Measured mean step per variant ("+unit+")", unit, labels, values, true)}
+}

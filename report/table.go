@@ -1,0 +1,84 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/stats"
+	"github.com/traceaudit/traceaudit/internal/units"
+)
+
+// tableTitles head the text tables.
+var tableTitles = map[string]string{
+	"kernels": "GPU kernels",
+	"api":     "CUDA API calls",
+	"nvtx":    "host ranges (NVTX, record_function, ProfilerStep, DataLoader)",
+	"copies":  "GPU copies and memsets",
+	"os":      "OS runtime calls",
+}
+
+// tableText writes an nsys-stats-style table: share, total, count, average,
+// median, min and max per name, by total time (copies add bytes and GB/s).
+func tableText(p *printer, t *stats.Table) {
+	p.line("%s: %s by total time, %s in %s", filepath.Base(t.File), tableTitles[t.Report], units.Dur(t.TotalNS), plural(len(t.Rows), "name"))
+	if len(t.Rows) == 0 {
+		p.line("(none recorded)")
+		return
+	}
+	copies := t.Report == "copies"
+	head := fmt.Sprintf("%8s %10s %9s %10s %10s %10s %10s", "share", "total", "count", "avg", "median", "min", "max")
+	if copies {
+		head += fmt.Sprintf(" %10s %7s", "bytes", "GB/s")
+	}
+	p.line("%s  %s", head, "name")
+	for _, r := range t.Rows {
+		row := fmt.Sprintf("%8s %10s %9s %10s %10s %10s %10s", units.Pct(r.Share), units.Dur(r.TotalNS), units.Count(r.Count),
+			units.Dur(r.AvgNS), units.Dur(r.MedianNS), units.Dur(r.MinNS), units.Dur(r.MaxNS))
+		if copies {
+			row += fmt.Sprintf(" %10s %7s", units.Bytes(r.Bytes), units.GBps(r.Bytes, r.TotalNS))
+		}
+		p.line("%s  %s", styled(row), r.Name)
+	}
+}
+
+// tableCSV writes a table as CSV with times in nanoseconds. Names that a
+// spreadsheet would run as a formula (starting with = + - @ or a tab or
+// carriage return) get a leading apostrophe.
+func tableCSV(w io.Writer, t *stats.Table) error {
+	cw := csv.NewWriter(w)
+	head := []string{"name", "count", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "share"}
+	copies := t.Report == "copies"
+	if copies {
+		head = append(head, "bytes")
+	}
+	if err := cw.Write(head); err != nil {
+		return err
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range t.Rows {
+		rec := []string{csvSafe(r.Name), strconv.Itoa(r.Count), i64(r.TotalNS), i64(r.AvgNS), i64(r.MedianNS), i64(r.MinNS), i64(r.MaxNS),
+			strconv.FormatFloat(r.Share, 'f', 6, 64)}
+		if copies {
+			rec = append(rec, i64(r.Bytes))
+		}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvSafe defuses spreadsheet formulas (OWASP's CSV injection advice) and
+// strips control characters.
+func csvSafe(s string) string {
+	s = termSafe(s)
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
