@@ -3,7 +3,8 @@
 // unique), then runs traceaudit and the Python reference scripts of
 // ../shared/bench on them, each as its own process, and reports wall time,
 // throughput and peak RSS side by side, with the change from the previous
-// run.
+// run. A 16-rank job folder tiled from the H200 DDP ranks is analysed as a
+// folder and against its largest rank alone.
 //
 //	go run ./internal/benchrun [-out bench/out] [-skip-1gb] [-quick]
 package main
@@ -137,6 +138,11 @@ func run(out, shared string, skip1g, quick bool) error {
 			measure("python sqlite3 fetch", in, "python3", filepath.Join(py, "py_fetch_nsys.py"), in.path)
 		}
 	}
+	rs, err := benchRanks(out, bin, quick)
+	if err != nil {
+		return fmt.Errorf("rank folder: %w", err)
+	}
+	results = append(results, rs...)
 	prevPath := filepath.Join(out, "results.json")
 	var prev []Result
 	if b, err := os.ReadFile(prevPath); err == nil {
