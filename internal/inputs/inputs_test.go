@@ -91,8 +91,9 @@ func checkStraggler(t *testing.T, res *Result) {
 	}
 	r0, r1 := j.Ranks[0], j.Ranks[1]
 	// The others wait most of a step for rank 1 (measured: 139 ms of 244 ms
-	// per step in the Chrome traces, 177 ms of 250 ms in the nsys export).
-	if share := float64(s.WaitNSPerStep) / float64(r0.Steps.MedianNS); share < 0.5 || share > 0.8 {
+	// per step in the Chrome traces with host-paced steps, 198 ms of 246 ms
+	// with GPU-paced ones; 177 ms of 250 ms in the nsys export).
+	if share := float64(s.WaitNSPerStep) / float64(r0.Steps.MedianNS); share < 0.5 || share > 0.9 {
 		t.Errorf("others wait %d ns per step for rank 1 (%.2f of a step)", s.WaitNSPerStep, share)
 	}
 	if !strings.HasPrefix(r0.Verdict, "communication-bound") {
