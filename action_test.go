@@ -113,7 +113,7 @@ func TestActionScript(t *testing.T) {
 		if o["exit-code"] != "0" {
 			t.Fatalf("outputs %v\n%s", o, stderr)
 		}
-		if !strings.HasPrefix(sum, "## traceaudit diff: r0\\_baseline.pt.trace.json.gz → r3\\_streams.pt.trace.json.gz") || !strings.Contains(sum, "7.89x faster") {
+		if !strings.HasPrefix(sum, "## traceaudit diff: r0\\_baseline.pt.trace.json.gz → r3\\_streams.pt.trace.json.gz") || !strings.Contains(sum, "8.30x faster") {
 			t.Errorf("summary:\n%s", sum)
 		}
 		md, _ := os.ReadFile(filepath.Join(out, "report.md"))

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/ebitengine/purego v0.11.3
+	github.com/klauspost/compress v1.20.4
 	github.com/spf13/cobra v1.10.2
 	github.com/tidwall/gjson v1.20.2
 	golang.org/x/sys v0.50.0

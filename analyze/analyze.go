@@ -126,7 +126,9 @@ type Finding struct {
 	WastedNS int64 `json:"wasted_ns"`
 	// Share is the total wasted time over the steady window's length.
 	Share float64 `json:"share"`
-	// EstimatedSpeedup is 1 / (1 - Share), capped at 100.
+	// EstimatedSpeedup is what removing the cause gives a step: step /
+	// (step - wasted + residual), where the residual is what the fix
+	// leaves (Bound names it); never above 1 / (1 - Share), capped at 100.
 	EstimatedSpeedup float64    `json:"estimated_speedup"`
 	Evidence         []Evidence `json:"evidence"`
 	// Fix says what to change, in plain words.
@@ -138,6 +140,10 @@ type Finding struct {
 	// Detail holds analyzer-specific figures for reports and the replay
 	// (e.g. "workers": 4). Not part of the contract's required fields.
 	Detail map[string]float64 `json:"detail,omitempty"`
+	// Bound names the residual the estimated speedup leaves (the copies
+	// at the pinned reference bandwidth, the copy-engine time, ...);
+	// written to JSON as detail.bound.
+	Bound string `json:"-"`
 }
 
 // NotObservable says why an analyzer could not run on this input.
@@ -339,6 +345,23 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 		f.VerifyWith = append([]string{}, a.VerifyWith...)
 	}
 	return true
+}
+
+// BoundedSpeedup is the estimated speedup of a fix that removes wasted
+// nanoseconds from a step of step nanoseconds and leaves residual of them:
+// step / (step - wasted + residual), never above Speedup(share) (the whole
+// share removed) and capped at 100. The residual is clamped to [0, wasted].
+func BoundedSpeedup(step, wasted, residual int64, share float64) float64 {
+	most := Speedup(share)
+	if step <= 0 || wasted <= 0 {
+		return min(1, most)
+	}
+	residual = min(max(residual, 0), wasted)
+	left := step - wasted + residual
+	if left <= 0 {
+		return most
+	}
+	return max(1, min(float64(step)/float64(left), most))
 }
 
 // Speedup is the estimated speedup of removing a share of the step time:

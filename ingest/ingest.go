@@ -6,9 +6,7 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 
 	"github.com/traceaudit/traceaudit/ingest/chrome"
 	"github.com/traceaudit/traceaudit/ingest/nsys"
@@ -266,7 +263,7 @@ func tooLarge(path string, err error) error {
 }
 
 // openChrome streams a Chrome trace, decompressing gzip on its own goroutine
-// so that decompression and parsing overlap.
+// (gunzip.go) so that decompression and parsing overlap.
 func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timeline, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -277,34 +274,18 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()}
 	if !gz {
 		copts.Size = size
-		return chrome.Parse(bufio.NewReaderSize(f, 1<<20), src, copts)
+		return chrome.Parse(f, src, copts)
 	}
-	counted := &countingReader{r: bufio.NewReaderSize(f, 1<<20)}
-	zr, err := gzip.NewReader(counted)
+	zr, err := newGunzip(f)
 	if err != nil {
-		return nil, fmt.Errorf("gzip: %w", err)
+		return nil, err
 	}
-	zr.Multistream(true)
 	if opts.Progress != nil {
 		// Report progress in compressed bytes, whose total is known.
-		copts.Progress = func(int64, int64) { opts.Progress(counted.n.Load(), size) }
+		copts.Progress = func(int64, int64) { opts.Progress(zr.counted.n.Load(), size) }
 	}
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(pw, zr)
-		var lost error
-		if err != nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum)) {
-			// A truncated .gz: hand over what decompressed and let the
-			// parser keep the complete events.
-			lost, err = err, nil
-		}
-		pw.CloseWithError(err)
-		done <- lost
-	}()
-	tl, err := chrome.Parse(bufio.NewReaderSize(pr, 1<<20), src, copts)
-	pr.CloseWithError(io.ErrClosedPipe) // stops the decompressor if the parser quit early
-	lost := <-done
+	tl, err := chrome.Parse(zr, src, copts)
+	lost := zr.Close() // stops the decompressor if the parser quit early
 	if err != nil {
 		if lost != nil {
 			return nil, fmt.Errorf("gzip stream truncated (%v) and no usable events before the cut: %w", lost, err)
@@ -312,20 +293,7 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 		return nil, err
 	}
 	if lost != nil && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("%s: the gzip stream is truncated after %d compressed bytes; events after the cut are lost", path, counted.n.Load()))
+		opts.Warn(fmt.Sprintf("%s: the gzip stream is truncated after %d compressed bytes; events after the cut are lost", path, zr.counted.n.Load()))
 	}
 	return tl, nil
-}
-
-// countingReader counts the bytes read through it; the count may be read
-// from another goroutine.
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }

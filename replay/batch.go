@@ -23,19 +23,30 @@ import (
 //     DataLoader's pin thread runs single-threaded). A slot is refilled only
 //     once the copies that read it have completed.
 
-// produce is a producer goroutine: a DataLoader worker (with d of
-// per-batch CPU work besides the memory traffic) or a feeder (d = 0).
-func (l *loop) produce(worker int, d time.Duration) {
+// produce is a producer goroutine: a DataLoader worker, or a feeder
+// standing in for the trace's workers, paced by p.
+func (l *loop) produce(worker int, p producer) {
 	defer l.wg.Done()
 	scratch := make([]byte, maxHtoD(&l.r.p.Step))
 	seed := byte(worker)
+	if p.delay > 0 {
+		select {
+		case <-time.After(p.delay):
+		case <-l.ctx.Done():
+			return
+		}
+	}
 	for {
+		t0 := time.Now()
 		b, err := l.producerBatch(scratch, seed)
 		if err != nil {
 			l.fail(err)
 			return
 		}
-		burn(d)
+		burn(p.extra)
+		if p.every > 0 {
+			burnUntil(t0.Add(p.every))
+		}
 		if h := l.r.hooks.produce; h != nil {
 			h(worker)
 		}
@@ -187,10 +198,19 @@ func (l *loop) take() (*batch, error) {
 	case <-l.ctx.Done():
 		return nil, l.ctx.Err()
 	}
-	if l.s.Workers == 0 {
-		burn(time.Duration(l.r.p.Step.DataNS)) // the observed wait for the trace's workers
-	}
+	burn(l.observedWait())
 	return b, nil
+}
+
+// observedWait is the main thread's wait for the trace's workers that the
+// producers do not reproduce: the observed data phase when feeders bring
+// ready batches unpaced. Paced producers make the main thread wait as the
+// trace's did, and DataLoader workers of a variant replace the wait.
+func (l *loop) observedWait() time.Duration {
+	if l.s.Workers > 0 || l.r.p.Step.PaceNS > 0 {
+		return 0
+	}
+	return time.Duration(l.r.p.Step.DataNS)
 }
 
 // obtain gets the next batch for the main loop, in pinned memory when the
@@ -203,9 +223,7 @@ func (l *loop) obtain() (*batch, error) {
 	case PinOnThread:
 		select {
 		case b := <-l.pinned:
-			if l.s.Workers == 0 {
-				burn(time.Duration(l.r.p.Step.DataNS)) // the observed wait for the trace's workers
-			}
+			burn(l.observedWait())
 			return b, nil
 		case err := <-l.errc:
 			return nil, err

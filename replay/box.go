@@ -4,20 +4,48 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-// Box is the host-to-device copy bandwidth measured on the machine that
-// replays, at the plan's copy sizes: what its pageable and pinned copies
-// reach, to set beside the trace's (TraceGBps).
+// Box is what the machine that replays measured before the variants: the
+// host-to-device copy bandwidth at the plan's copy sizes, what its pageable
+// and pinned copies reach, to set beside the trace's (TraceGBps), and the
+// building blocks of the replayed host phases and launches.
 type Box struct {
 	// PageableGBps and PinnedGBps are bytes over GPU time (CUDA events) of
 	// copies of the plan's sizes from pageable and from pinned memory,
-	// median of BoxReps runs, in GB/s.
+	// median of BoxReps runs, in GB/s (0 when the plan copies nothing to
+	// the device).
 	PageableGBps float64 `json:"pageable_gbps"`
 	PinnedGBps   float64 `json:"pinned_gbps"`
 	// Bytes is the size copied per run (the plan's host-to-device copies
 	// together).
 	Bytes int64 `json:"bytes"`
+	// BuildNS is one batch built here the way the observed loop builds it
+	// (memory traffic only: warm or fresh pages, or a worker's shared
+	// memory), the part of the observed data phase replayed as memory
+	// traffic; UnmapNS is the main thread's munmap of it (0: never
+	// unmapped). Both best of 2, in ns.
+	BuildNS int64 `json:"build_ns,omitempty"`
+	UnmapNS int64 `json:"unmap_ns,omitempty"`
+	// KernelNS is one launch-bound kernel's GPU time here, back to back in
+	// a CUDA graph of the step's kernels, in ns: the replay's floor for
+	// each of them, beside the trace's Launches.KernelNS.
+	KernelNS int64 `json:"kernel_ns,omitempty"`
+}
+
+// kernelNote says when the shortest kernels this replay launches take
+// longer here than the trace's launch-bound kernels did, and what that
+// does to the cuda-graph variant.
+func kernelNote(box *Box, l *Launches) string {
+	if box == nil || l == nil || box.KernelNS <= 0 || l.KernelNS <= 0 || float64(box.KernelNS) <= (1+BoxTolerance)*float64(l.KernelNS) {
+		return ""
+	}
+	x := float64(box.KernelNS) / float64(l.KernelNS)
+	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels: "+
+		"the launch phase's GPU time replays %.1fx the trace's, and a cuda-graph step bound by its kernels replays slower than a graph of the real kernels would run",
+		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, x)
 }
 
 // BoxReps is how many times each kind of copy is timed.

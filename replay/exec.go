@@ -41,10 +41,33 @@ type Measured struct {
 	// wait); GPUSamplesNS their GPU times.
 	StepSamplesNS []int64 `json:"step_samples_ns,omitempty"`
 	GPUSamplesNS  []int64 `json:"gpu_samples_ns,omitempty"`
+	// PhasesNS is where the main thread's measured steps went, mean ns per
+	// step by phase (PhaseData and the others): the steps' wall time, split
+	// so that a replayed step that differs from the trace's says where.
+	PhasesNS map[string]int64 `json:"phases_ns,omitempty"`
 	// Note says what the measurement means where that needs saying
 	// ("this fix costs more than it saves here").
 	Note string `json:"note,omitempty"`
 }
+
+// The phases of a replayed step on the main thread (Measured.PhasesNS).
+const (
+	// PhaseData: getting the batch: building it, waiting for producers,
+	// pinning it on the main thread (with a copy stream, also issuing the
+	// next batch's copies).
+	PhaseData = "data"
+	// PhaseCopy: the copy calls (a pageable copy returns once done).
+	PhaseCopy = "copy"
+	// PhaseRelease: freeing the batch's memory (munmap) after its copy.
+	PhaseRelease = "release"
+	// PhaseOther: the other host work the trace shows while the GPU idled.
+	PhaseOther = "other"
+	// PhaseLaunch: launching the compute (the launch-bound kernels at the
+	// trace's pace) and the results' copies back.
+	PhaseLaunch = "launch"
+	// PhaseSync: waiting for the GPU at the step's end, where it syncs.
+	PhaseSync = "sync"
+)
 
 // Run replays every variant of p on ex and fills in their measured step
 // and GPU times and speedups, and measures the box's copy bandwidths at
@@ -77,11 +100,17 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)
 	}
+	if r.kernelGPU > 0 || r.buildNS > 0 {
+		if box == nil {
+			box = &Box{}
+		}
+		box.BuildNS, box.UnmapNS, box.KernelNS = max(r.buildNS, 0), max(r.unmapNS, 0), r.kernelGPU.Nanoseconds()
+	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0
 	for i := range p.Variants {
 		v := &p.Variants[i]
-		wall, gpu, err := r.measure(ctx, v.Plan, o, func() {
+		wall, gpu, phases, err := r.measurePhases(ctx, v.Plan, o, func() {
 			done++
 			if o.Progress != nil {
 				o.Progress(done, total)
@@ -90,7 +119,7 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
-		v.StepSamplesNS, v.GPUSamplesNS = wall, gpu
+		v.StepSamplesNS, v.GPUSamplesNS, v.PhasesNS = wall, gpu, phases
 		v.StepNSMedian, v.StepNSMean = median(wall), mean(wall)
 		v.GPUNSMedian, v.GPUNSMean = median(gpu), mean(gpu)
 	}
@@ -124,14 +153,21 @@ func costNote(v *Variant) string {
 // previous step to its own end, so the times of a group add up to the
 // group's wall time and their mean is the loop's throughput.
 func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, err error) {
+	wall, gpu, _, err = r.measurePhases(ctx, s, o, tick)
+	return wall, gpu, err
+}
+
+// measurePhases is measure, with the mean time per measured step of each
+// phase of the main thread.
+func (r *rig) measurePhases(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, phases map[string]int64, err error) {
 	l, err := newLoop(ctx, r, s)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer l.close()
 	if s.CopyStream {
 		if err := l.prefetch(0); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	every := max(s.SyncEvery, 1)
@@ -145,12 +181,15 @@ func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wal
 	last := time.Now()
 	for k := range total {
 		if err := ctx.Err(); err != nil {
-			return nil, nil, fmt.Errorf("interrupted: %w", err)
+			return nil, nil, nil, fmt.Errorf("interrupted: %w", err)
 		}
+		l.recording = k >= o.Warmup
+		l.lapAt = time.Now()
 		w, err := l.step(k)
+		l.lap(PhaseLaunch)
 		pending = append(pending, w)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		n := k + 1
 		if n > o.Warmup {
@@ -158,12 +197,13 @@ func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wal
 		}
 		if n%every == 0 || k+1 == o.Warmup || k+1 == total {
 			if err := l.barrier(); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
+			l.lap(PhaseSync)
 			for i := range pending {
 				g, err := pending[i].gpu(r.ex)
 				if err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 				if pending[i].k >= o.Warmup {
 					gpu = append(gpu, g)
@@ -178,7 +218,25 @@ func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wal
 		last = now
 		tick()
 	}
-	return wall, gpu, nil
+	if n := int64(len(wall)); n > 0 {
+		phases = map[string]int64{}
+		for k, d := range l.phases {
+			phases[k] = d.Nanoseconds() / n
+		}
+	}
+	return wall, gpu, phases, nil
+}
+
+// lap adds the time since the last lap to phase, for measured steps.
+func (l *loop) lap(phase string) {
+	now := time.Now()
+	if l.recording {
+		if l.phases == nil {
+			l.phases = map[string]time.Duration{}
+		}
+		l.phases[phase] += now.Sub(l.lapAt)
+	}
+	l.lapAt = now
 }
 
 // timed runs a GPU operation between two events so its GPU time counts.

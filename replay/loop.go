@@ -71,6 +71,11 @@ type loop struct {
 	// device slot has: a copy into the slot waits for it.
 	slotDone [2]Event
 	seed     byte
+	// recording says the step running is measured; phases sums its main
+	// thread's time by phase since lapAt (lap).
+	recording bool
+	lapAt     time.Time
+	phases    map[string]time.Duration
 }
 
 func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
@@ -121,13 +126,9 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 	}
 	if n := s.Workers + s.Feeders; n > 0 {
 		l.ready = make(chan *batch, 2*n) // prefetch_factor 2
-		burn := r.dataBurn
-		if s.Workers == 0 {
-			burn = 0 // feeders: the trace's workers, whose work is not in the trace
-		}
 		for w := range n {
 			l.wg.Add(1)
-			go l.produce(w, burn)
+			go l.produce(w, producerOf(r, s, w, n))
 		}
 		if s.Pinned && s.PinOn == PinOnThread {
 			l.pinned = make(chan *batch, 1)
@@ -138,6 +139,35 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 		l.scratch = make([]byte, maxHtoD(st))
 	}
 	return l, nil
+}
+
+// producer is how one producer goroutine paces its batches.
+type producer struct {
+	// extra is CPU work per batch after building it.
+	extra time.Duration
+	// every, when set, is the least time per batch, building included; the
+	// first batch starts after delay.
+	every, delay time.Duration
+}
+
+// producerOf paces producer w of n in loop s. Where the trace's workers set
+// the loop's pace (Step.PaceNS), each of the trace's Feeders workers took
+// Feeders × PaceNS per batch, and so does each producer here, the
+// prefetch-workers variant's included (design.md: with W workers running,
+// t_batch ≈ W × the mean step); their starts are staggered so that batches
+// arrive at the pool's steady pace from the first measured step. Otherwise
+// a DataLoader worker does the data phase's CPU work beyond the memory
+// traffic, and a feeder (the trace's worker, whose work the trace does not
+// show) only the memory traffic.
+func producerOf(r *rig, s Setup, w, n int) producer {
+	if pace := r.p.Step.PaceNS; pace > 0 {
+		every := time.Duration(Feeders) * time.Duration(pace)
+		return producer{every: every, delay: every * time.Duration(w) / time.Duration(n)}
+	}
+	if s.Workers > 0 {
+		return producer{extra: r.dataBurn}
+	}
+	return producer{}
 }
 
 func maxHtoD(st *Step) int64 {

@@ -46,7 +46,7 @@ func TestPlansOfRealTraces(t *testing.T) {
 		{testfix.Project("b0_pageable_sync.nsys.sqlite"), []string{"observed", "pinned", "pinned-copy-stream", "all"}, true, false, BatchesReused, true},
 		{testfix.Project("m0_munmap.nsys.sqlite"), []string{"observed", "pinned", "pinned-copy-stream", "reuse-buffers", "all"}, true, true, BatchesWorkers, true},
 		{testfix.Project("m0_munmap.pt.trace.json.gz"), []string{"observed", "pinned", "pinned-copy-stream", "all"}, true, false, BatchesWorkers, true},
-		{testfix.Project("m1_reuse.nsys.sqlite"), []string{"observed", "pinned-copy-stream"}, false, false, BatchesReused, false},
+		{testfix.Project("m1_reuse.nsys.sqlite"), []string{"observed", "pinned-copy-stream"}, false, false, BatchesWorkers, false},
 		{testfix.Project("r3_streams.pt.trace.json.gz"), []string{"observed"}, false, false, BatchesWorkers, true},
 	}
 	for _, c := range cases {

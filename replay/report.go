@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"math"
+
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // Report is the `traceaudit replay --format json` object (design.md).
@@ -26,6 +28,9 @@ type Report struct {
 	// here at the same sizes (null in dry runs).
 	TraceGBps TraceGBps `json:"trace_gbps"`
 	Box       *Box      `json:"box"`
+	// HostEventsPerStep is the CPU operators and API calls the trace
+	// recorded on the main thread per steady step (Plan.HostEventsPerStep).
+	HostEventsPerStep int `json:"host_events_per_step,omitempty"`
 	// Step is the replayed step's plan.
 	Step     Step      `json:"step"`
 	Variants []Variant `json:"variants"`
@@ -67,7 +72,7 @@ func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Report {
 	r := &Report{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
-		TraceGBps: p.TraceGBps, Box: box, Step: p.Step, Variants: p.Variants, Notes: []string{}}
+		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if measured {
 		r.Steps = steps
 		obs := p.Variants[0]
@@ -77,6 +82,12 @@ func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Repo
 			GPU:        ratio(obs.GPUNSMean, p.ObservedGPUNS),
 		}
 		r.Notes = append(r.Notes, bandwidthNotes(box, p.TraceGBps)...)
+		if n := kernelNote(box, p.Step.Launches); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
+		if n := profilerNote(p); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
 		for _, v := range p.Variants {
 			if v.Note != "" {
@@ -135,6 +146,31 @@ func fidelityNotes(r *Report) []string {
 		}
 	}
 	return out
+}
+
+// ProfilerEventNS is the least a profiler adds to each CPU operator or
+// CUDA API call it records, in ns: a microsecond. Run 1 of the calibration
+// shows more: the workers-small pair's data phase took 63.6 ms per step
+// under torch.profiler, which recorded 25,600 operators per step, against
+// about 30 ms unprofiled (1.3 µs each); the cuda-graph pair launched a
+// kernel every 10.9 µs under torch.profiler, every 15.0 µs under nsys, and
+// every 9.9 µs unprofiled.
+const ProfilerEventNS = 1_000
+
+// profilerNote says when the trace recorded so many CPU operators and API
+// calls per step on the main thread that the profiler's own cost for them
+// is a tenth of the step or more: the replay reproduces the profiled host
+// phases, and fixes that remove host time are measured against a longer
+// step than the unprofiled loop's.
+func profilerNote(p *Plan) string {
+	n := int64(p.HostEventsPerStep)
+	if p.ObservedStepMeanNS <= 0 || 10*n*ProfilerEventNS < p.ObservedStepMeanNS {
+		return ""
+	}
+	return fmt.Sprintf("the trace records %d CPU operators and API calls per step on the main thread; at %s or more of profiler overhead each, "+
+		"at least %s of its %s step is the profiler's: the replay reproduces the profiled host phases, so the unprofiled loop's step "+
+		"is likely shorter, and speedups of fixes that remove host time are overestimated by as much",
+		n, units.Dur(ProfilerEventNS), units.Dur(n*ProfilerEventNS), units.Dur(p.ObservedStepMeanNS))
 }
 
 // pct writes x as a signed percentage difference from 1 ("+12 %").

@@ -132,20 +132,24 @@ func TestObservedWorkersBatches(t *testing.T) {
 	}
 }
 
-// TestObservedMainBatches: the main thread builds each batch; above the
-// mmap threshold, in a trace that could not see OS calls, each lives in a
-// fresh private mapping unmapped on the main thread after its copy.
+// TestObservedMainBatches: the main thread builds each batch; at or above
+// glibc's largest mmap threshold each lives in a fresh private mapping
+// unmapped on the main thread after its copy, whether or not the trace
+// recorded OS calls (nsys does not see glibc's own munmap).
 func TestObservedMainBatches(t *testing.T) {
-	p := tiny(BatchesMain)
-	p.Step.OSObserved = false
-	p.Step.Copies[0].Bytes = MmapThreshold
-	p.Step.DataNS = 20_000_000
-	_, c := runVariant(t, p, Observed, 2)
-	if c.mapped.Load() != 3 || c.shared.Load() != 0 || c.unmap["main"] != 3 {
-		t.Errorf("%d mappings (%d shared), %v unmapped, want 3 private ones unmapped on the main thread", c.mapped.Load(), c.shared.Load(), c.unmap)
+	for _, os := range []bool{false, true} {
+		p := tiny(BatchesMain)
+		p.Step.OSObserved = os
+		p.Step.Copies[0].Bytes = MmapThreshold
+		p.Step.DataNS = 20_000_000
+		_, c := runVariant(t, p, Observed, 2)
+		if c.mapped.Load() != 3 || c.shared.Load() != 0 || c.unmap["main"] != 3 {
+			t.Errorf("OS calls observed %v: %d mappings (%d shared), %v unmapped, want 3 private ones unmapped on the main thread",
+				os, c.mapped.Load(), c.shared.Load(), c.unmap)
+		}
 	}
 	// Below the threshold the batch buffer is reused, and rebuilt each step.
-	_, c = runVariant(t, tiny(BatchesMain), Observed, 2)
+	_, c := runVariant(t, tiny(BatchesMain), Observed, 2)
 	if c.mapped.Load() != 0 || c.built.Load() != 3 {
 		t.Errorf("%d mappings, %d builds for 3 steps of a batch under the mmap threshold", c.mapped.Load(), c.built.Load())
 	}
@@ -258,16 +262,49 @@ func launchPlan() *Plan {
 
 // TestCUDAGraphVariant: observed launches each kernel on its own at the
 // observed pace; cuda-graph captures them once and launches one graph per
-// step; the rest of the compute stays one kernel either way.
+// step; the rest of the compute stays one kernel either way. Before either,
+// the rig times the kernels back to back: one graph of the step's 50
+// kernels, launched 4 times behind a lead kernel each.
 func TestCUDAGraphVariant(t *testing.T) {
+	const calGraphs, calLaunches = 1, 4
 	f, _ := runVariant(t, launchPlan(), Observed, 4)
-	if n := f.Count("compute", nil); n != 5*(50+1) || f.Count("graph", nil) != 0 {
-		t.Errorf("observed: %d kernels, %d graphs; want 5 steps × (50 + 1)", n, f.Count("graph", nil))
+	if n := f.Count("compute", nil); n != 5*(50+1)+calLaunches || f.Count("graph", nil) != calGraphs {
+		t.Errorf("observed: %d kernels, %d graphs; want 5 steps × (50 + 1) and the calibration's", n, f.Count("graph", nil))
 	}
 	f, _ = runVariant(t, launchPlan(), CUDAGraph, 4)
-	if f.Count("graph", nil) != 1 || f.Count("graph-launch", nil) != 5 || f.Count("graph-destroy", nil) != 1 || f.Count("compute", nil) != 5 {
+	if f.Count("graph", nil) != 1+calGraphs || f.Count("graph-launch", nil) != 5+calLaunches || f.Count("graph-destroy", nil) != 1+calGraphs ||
+		f.Count("compute", nil) != 5+calLaunches {
 		t.Errorf("cuda-graph: %d captures, %d launches, %d destroyed, %d other kernels",
 			f.Count("graph", nil), f.Count("graph-launch", nil), f.Count("graph-destroy", nil), f.Count("compute", nil))
+	}
+}
+
+// TestKernelsTimedBackToBack: a launch-bound kernel's GPU time is its
+// share of a graph of the step's kernels (the fake's 5 µs kernels cost 5 µs
+// plus its 2 µs launch overhead each), and each replayed step counts it
+// once per kernel.
+func TestKernelsTimedBackToBack(t *testing.T) {
+	p := launchPlan()
+	f := newFake()
+	r, err := newRig(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 5*time.Microsecond + kernelOverhead; r.kernelGPU != want {
+		t.Errorf("kernel GPU time %v, want %v", r.kernelGPU, want)
+	}
+	if f.Count("graph-destroy", nil) != 1 || f.LiveEvents() != 0 {
+		t.Errorf("the timing graph was not destroyed (%d) or events leaked (%d)", f.Count("graph-destroy", nil), f.LiveEvents())
+	}
+	_, gpu, err := r.measure(context.Background(), p.Variants[0].Plan, Options{Steps: 2, Warmup: 1}, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest := p.Step.ComputeNS - p.Step.LaunchComputeNS()
+	for _, g := range gpu {
+		if want := 50*r.kernelGPU.Nanoseconds() + rest; g != want {
+			t.Errorf("step GPU time %d ns, want 50 kernels of %v and %d ns of other compute", g, r.kernelGPU, rest)
+		}
 	}
 }
 

@@ -104,6 +104,7 @@ func (l *loop) step(k int) (stepWork, error) {
 		l.nextEv = nil
 		// The next batch's data phase and copy overlap this batch's compute.
 		err := l.prefetch(slot ^ 1)
+		l.lap(PhaseData)
 		w.ops, l.carry = append(w.ops, l.carry...), nil
 		if err != nil {
 			ex.Release(arrived)
@@ -116,10 +117,12 @@ func (l *loop) step(k int) (stepWork, error) {
 		}
 	} else {
 		b, err := l.obtain()
+		l.lap(PhaseData)
 		if err != nil {
 			return w, err
 		}
 		ops, used, err := l.copyIn(nil, b, 0)
+		l.lap(PhaseCopy)
 		w.ops = append(w.ops, ops...)
 		if err != nil {
 			l.release(b, "drain")
@@ -139,11 +142,14 @@ func (l *loop) step(k int) (stepWork, error) {
 		// The batch's host memory is freed once copied: a pinned slot with
 		// an event, pageable pages with a real munmap on the main thread
 		// where they are fresh.
-		if err := l.afterCopy(b, used); err != nil {
+		err = l.afterCopy(b, used)
+		l.lap(PhaseRelease)
+		if err != nil {
 			return w, err
 		}
 	}
 	burn(r.otherBurn)
+	l.lap(PhaseOther)
 	if lb := st.Launches; lb != nil && lb.Kernels > 0 {
 		if err := l.launchPhase(lb); err != nil {
 			return w, err

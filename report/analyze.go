@@ -91,18 +91,38 @@ func notObservableText(p *printer, r *audit.Report) {
 	}
 }
 
-func writeStepsText(p *printer, r *audit.Report) {
-	s := r.Steps
-	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
-	line := fmt.Sprintf("steps: %d steady, median %s (from %s)", steady, units.Dur(s.MedianNS), s.Source)
+// stepsSummary says how many steady steps there are, their median and
+// mean, where they come from and what was left out: "3 steady steps,
+// median 511 ms, mean 512 ms (steps from ProfilerStep); ...". esc escapes
+// the source for the output format.
+func stepsSummary(s audit.Steps, esc func(string) string) string {
+	steady := s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
+	noun := "steady steps"
+	if steady == 1 {
+		noun = "steady step"
+	}
+	out := fmt.Sprintf("%d %s, median %s, mean %s (steps from %s)", steady, noun, units.Dur(s.MedianNS), units.Dur(s.MeanNS), esc(s.Source))
+	if s.GPULag > 0 {
+		out += fmt.Sprintf("; the GPU runs %s of a step behind the host, so steps follow the GPU work each host step launched", units.Pct(s.GPULag))
+	}
+	if s.PreWindowNS > 0 {
+		out += fmt.Sprintf("; the first %s waited for GPU work queued before the profiler window and is not judged", units.Dur(s.PreWindowNS))
+	}
 	if s.StartupExcluded > 0 {
-		line += fmt.Sprintf("; start-up step of %s excluded", units.Dur(s.StartupNS))
+		out += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
 	}
 	if s.TeardownExcluded > 0 {
-		line += fmt.Sprintf("; last step (%s, the loop's end) excluded", units.Dur(s.TeardownNS))
+		out += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
 	}
-	p.line("%s", line)
-	b := s.BreakdownNS
+	if s.PausedExcluded > 0 {
+		out += fmt.Sprintf("; %d step(s) with a pause of a second or more (waiting for input, sleeping) excluded", s.PausedExcluded)
+	}
+	return out
+}
+
+func writeStepsText(p *printer, r *audit.Report) {
+	p.line("steps: %s", stepsSummary(r.Steps, func(s string) string { return s }))
+	b := r.Steps.BreakdownNS
 	total := b.Total()
 	comm := HasComm(r)
 	if total > 0 {

@@ -40,6 +40,14 @@ func diffText(p *printer, d *compare.Diff) {
 	p.line("step: %s -> %s (%s)", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))
 	p.line("before: %s", d.Before.Verdict)
 	p.line("after:  %s", d.After.Verdict)
+	for _, w := range d.Warnings {
+		for i, l := range wrap("warning: "+w, textWidth) {
+			if i > 0 {
+				l = "  " + l
+			}
+			p.line("%s", l)
+		}
+	}
 	p.line("")
 	p.line("resolved:   %s", idList(d.Resolved))
 	p.line("new:        %s", idList(d.New))
@@ -62,6 +70,10 @@ func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 	p.line("")
 	p.line("- before: %s", mdEscape(d.Before.Verdict))
 	p.line("- after: %s", mdEscape(d.After.Verdict))
+	for _, w := range d.Warnings {
+		p.line("")
+		p.line("> ⚠️ %s", mdEscape(w))
+	}
 	p.line("")
 	p.line("| | findings |")
 	p.line("|---|---|")

@@ -181,14 +181,7 @@ func analyzeHTML(r *audit.Report) htmlPage {
 	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
 	s := r.Steps
-	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
-	lead := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), s.Source)
-	if s.StartupExcluded > 0 {
-		lead += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
-	}
-	if s.TeardownExcluded > 0 {
-		lead += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
-	}
+	lead := stepsSummary(s, func(s string) string { return s })
 	comm := HasComm(r)
 	busy := fmt.Sprintf("kernels %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	if comm {
@@ -231,6 +224,9 @@ func analyzeHTML(r *audit.Report) htmlPage {
 			}
 			if st.Teardown {
 				name += " (loop end, excluded)"
+			}
+			if st.Paused {
+				name += " (paused, excluded)"
 			}
 			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
 		}

@@ -19,14 +19,7 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 	p.line("**%s**", mdEscape(r.Verdict))
 	p.line("")
 	s := r.Steps
-	steady := s.Count - s.StartupExcluded - s.TeardownExcluded
-	sum := fmt.Sprintf("%d steady steps, median %s (steps from %s)", steady, units.Dur(s.MedianNS), mdEscape(s.Source))
-	if s.StartupExcluded > 0 {
-		sum += fmt.Sprintf("; the start-up step (%s) is excluded", units.Dur(s.StartupNS))
-	}
-	if s.TeardownExcluded > 0 {
-		sum += fmt.Sprintf("; the last step (%s, the loop's end) is excluded", units.Dur(s.TeardownNS))
-	}
+	sum := stepsSummary(s, mdEscape)
 	if HasComm(r) {
 		p.line("%s. GPU busy in the steady state: kernels %s, collectives %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	} else {

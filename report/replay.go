@@ -92,24 +92,33 @@ func fixFor(v replay.Variant) string {
 	return *v.FixFor
 }
 
-// boxLine sets the box's copy bandwidths beside the trace's.
+// boxLine sets the box's copy bandwidths beside the trace's, and one
+// short kernel's time here beside the trace's.
 func boxLine(r *replay.Report) string {
 	if r.Box == nil {
 		return ""
 	}
-	var tr []string
-	if g := r.TraceGBps.Pageable; g > 0 {
-		tr = append(tr, fmt.Sprintf("pageable %.1f GB/s", g))
+	var parts []string
+	if r.Box.Bytes > 0 {
+		var tr []string
+		if g := r.TraceGBps.Pageable; g > 0 {
+			tr = append(tr, fmt.Sprintf("pageable %.1f GB/s", g))
+		}
+		if g := r.TraceGBps.Pinned; g > 0 {
+			tr = append(tr, fmt.Sprintf("pinned %.1f GB/s", g))
+		}
+		trace := "no host-to-device copies"
+		if len(tr) > 0 {
+			trace = strings.Join(tr, ", ")
+		}
+		parts = append(parts, fmt.Sprintf("copy bandwidth here at %s: pageable %.1f GB/s, pinned %.1f GB/s; in the trace: %s",
+			units.Bytes(r.Box.Bytes), r.Box.PageableGBps, r.Box.PinnedGBps, trace))
 	}
-	if g := r.TraceGBps.Pinned; g > 0 {
-		tr = append(tr, fmt.Sprintf("pinned %.1f GB/s", g))
+	if l := r.Step.Launches; r.Box.KernelNS > 0 && l != nil {
+		parts = append(parts, fmt.Sprintf("one launch-bound kernel here: %s back to back in a CUDA graph; in the trace: %s",
+			units.Dur(r.Box.KernelNS), units.Dur(l.KernelNS)))
 	}
-	trace := "no host-to-device copies"
-	if len(tr) > 0 {
-		trace = strings.Join(tr, ", ")
-	}
-	return fmt.Sprintf("copy bandwidth here at %s: pageable %.1f GB/s, pinned %.1f GB/s; in the trace: %s",
-		units.Bytes(r.Box.Bytes), r.Box.PageableGBps, r.Box.PinnedGBps, trace)
+	return strings.Join(parts, "; ")
 }
 
 // replayText writes the terminal report: per variant the measured mean and

@@ -44,6 +44,9 @@ func statsText(p *printer, s *stats.Stats) {
 	p.line("  %-8s %9s %10s", "kernels", units.Count(s.GPU.Kernels), units.Dur(d.KernelNS))
 	p.line("  %-8s %9s %10s", "memcpys", units.Count(s.GPU.Memcpys), units.Dur(d.MemcpyNS))
 	p.line("  %-8s %9s %10s", "memsets", units.Count(s.GPU.Memsets), units.Dur(d.MemsetNS))
+	if d.GraphExecs > 0 {
+		p.line("  %s whole CUDA graph executions (busy time, not counted as kernels)", units.Count(d.GraphExecs))
+	}
 	if len(d.TopKernels) > 0 {
 		p.line("  longest kernels: %s", nameTimes(d.TopKernels, 3, 60, "run"))
 	}

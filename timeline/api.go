@@ -140,6 +140,17 @@ func classifyDriver(rest string) APIClass {
 	return APIOther
 }
 
+// IsGraphLaunch reports whether an API call launches a whole CUDA or HIP
+// graph (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch): the kernels it
+// runs are graph work, not launched one by one.
+func IsGraphLaunch(name string) bool {
+	switch BaseAPIName(name) {
+	case "cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch":
+		return true
+	}
+	return false
+}
+
 // IsMunmapLike reports whether an OS runtime call releases host memory in
 // a way that can stall the calling thread: munmap, madvise, and brk/sbrk
 // (which shrink the heap).

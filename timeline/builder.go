@@ -20,6 +20,8 @@ type Builder struct {
 	devices  []Device
 	colls    []pendingColl
 	Observed Observed
+	// Unread is copied to Timeline.Unread.
+	Unread map[string]int
 	// Dist is what the input says about the job it belongs to.
 	Dist Distributed
 }
@@ -95,6 +97,13 @@ func (b *Builder) Add(e Event) { b.events = append(b.events, e) }
 // Grow makes room for n more events.
 func (b *Builder) Grow(n int) { b.events = slices.Grow(b.events, n) }
 
+// UseBuffer makes buf's memory hold the events: those added so far are
+// copied to it and later ones appended, until its capacity is used up.
+// buf's length is ignored. Ingesters use it to provide memory prepared
+// for a large timeline (see internal/hugepage); Grow does the same with
+// ordinary memory.
+func (b *Builder) UseBuffer(buf []Event) { b.events = append(buf[:0], b.events...) }
+
 // Build sorts the events, classifies API calls, indexes tracks, links API
 // calls to GPU work by (Proc, Corr), drops tracks without events and
 // validates the result. The builder must not be used afterwards.
@@ -164,6 +173,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		}
 	}
 	linkCorrelations(b.events)
+	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
 		Source:   b.src,
@@ -171,6 +181,7 @@ func (b *Builder) Build() (*Timeline, error) {
 		Tracks:   tracks,
 		Devices:  b.devices,
 		Observed: b.Observed,
+		Unread:   b.Unread,
 		Dist:     b.Dist,
 		names:    b.names,
 	}
@@ -183,6 +194,28 @@ func (b *Builder) Build() (*Timeline, error) {
 		return nil, err
 	}
 	return tl, nil
+}
+
+// markGraphWork flags the GPU work that a graph launch (cudaGraphLaunch,
+// hipGraphLaunch) ran as graph work: in Chrome traces each kernel of a
+// replayed graph carries the graph launch's correlation id.
+func markGraphWork(ev []Event, names []string) {
+	graph := map[NameID]bool{}
+	for i := range ev {
+		e := &ev[i]
+		if e.Link < 0 || !e.Kind.IsGPUWork() {
+			continue
+		}
+		api := ev[e.Link].Name
+		is, ok := graph[api]
+		if !ok {
+			is = int(api) < len(names) && IsGraphLaunch(names[api])
+			graph[api] = is
+		}
+		if is {
+			e.Flags |= FlagGraph
+		}
+	}
 }
 
 // Before orders events by start, then the longer first (so an enclosing
@@ -210,6 +243,13 @@ func compareEvents(x, y Event) int {
 // packed 64-bit key when the ids fit in one (they do in every real trace),
 // else on the pair.
 func linkCorrelations(ev []Event) {
+	if !linkPacked(ev) {
+		linkGeneral(ev)
+	}
+}
+
+// linkGeneral is linkCorrelations for any ids.
+func linkGeneral(ev []Event) {
 	type ref struct {
 		key uint64 // Proc<<40 | Corr, when packed
 		gpu bool   // API calls sort before the GPU work they launched

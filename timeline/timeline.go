@@ -158,6 +158,10 @@ const (
 	// FlagOpenEnd marks an event whose end the input did not record (an
 	// unclosed range); End was set to the end of the capture.
 	FlagOpenEnd
+	// FlagGraphExec marks a kernel row that is a whole CUDA graph execution
+	// (nsys CUPTI_ACTIVITY_KIND_GRAPH_TRACE), not one kernel: it counts as
+	// GPU busy time but not as a kernel. Such rows also carry FlagGraph.
+	FlagGraphExec
 	// FlagComm marks a kernel that is communication between GPUs (a
 	// collective or point-to-point NCCL/RCCL kernel), not compute. Build
 	// sets it from the kernel's name (IsCommKernel); ingesters set it from
@@ -319,6 +323,11 @@ type Timeline struct {
 	Tracks   []Track
 	Devices  []Device
 	Observed Observed
+	// Unread counts, by category, the events the reader skipped because it
+	// does not know their category (another vendor's device events such
+	// as "mtia_ccp_events"), so that a trace holding nothing else can say
+	// what it holds.
+	Unread map[string]int
 	// Collectives describe communication kernels where the input recorded
 	// their collective, sorted by Event. Kernels with FlagComm and no entry
 	// are known from their names only.

@@ -216,6 +216,34 @@ func TestLinkWithIDsTooLargeToPack(t *testing.T) {
 	}
 }
 
+// TestGraphLaunchedWork: in Chrome traces the kernels a cudaGraphLaunch
+// replays carry its correlation id; Build marks them as graph work.
+func TestGraphLaunchedWork(t *testing.T) {
+	b := NewBuilder(Source{Path: "g", Format: "chrome-trace"})
+	h, s := b.HostTrack(1, 1), b.GPUTrack(0, 7)
+	b.Add(Event{Kind: KindAPI, Name: b.Intern("cudaGraphLaunch"), Track: h, Start: 0, End: 10, Corr: 3})
+	b.Add(Event{Kind: KindKernel, Name: b.Intern("k1"), Track: s, Start: 20, End: 30, Corr: 3})
+	b.Add(Event{Kind: KindKernel, Name: b.Intern("k2"), Track: s, Start: 30, End: 40, Corr: 3})
+	b.Add(Event{Kind: KindAPI, Name: b.Intern("cudaLaunchKernel"), Track: h, Start: 50, End: 60, Corr: 4})
+	b.Add(Event{Kind: KindKernel, Name: b.Intern("k3"), Track: s, Start: 70, End: 80, Corr: 4})
+	tl, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Kind != KindKernel {
+			continue
+		}
+		if want := tl.Name(e.Name) != "k3"; e.Has(FlagGraph) != want || e.Has(FlagGraphExec) {
+			t.Errorf("%s: flags %b", tl.Name(e.Name), e.Flags)
+		}
+	}
+	if !IsGraphLaunch("cudaGraphLaunch_v10000") || !IsGraphLaunch("hipGraphLaunch") || IsGraphLaunch("cudaLaunchKernel") {
+		t.Error("IsGraphLaunch")
+	}
+}
+
 func TestStepNumber(t *testing.T) {
 	for _, c := range []struct {
 		name, want string

@@ -34,7 +34,7 @@
 // Keys: wasted=DURATION (exact), share=0.2 or share=20% and speedup=1.25
 // and detail.NAME=4 (equal when rounded to the decimals written),
 // evidence=N (count), what="regexp" (some evidence's text), fix="regexp",
-// code="regexp". A "# want ID" after an event line asks, in addition, that
+// code="regexp", bound="regexp" (the residual the estimate leaves). A "# want ID" after an event line asks, in addition, that
 // the finding's evidence overlap that line's events in time.
 //
 // Each want must match a finding of its own, and every finding and every

@@ -152,7 +152,7 @@ func newCheck(k, v string) (cond, error) {
 		c.got = func(f *analyze.Finding) (string, bool) {
 			return strconv.Itoa(len(f.Evidence)), len(f.Evidence) == n
 		}
-	case k == "what" || k == "fix" || k == "code":
+	case k == "what" || k == "fix" || k == "code" || k == "bound":
 		re, err := quotedRegexp(v)
 		if err != nil {
 			return c, err
@@ -163,6 +163,8 @@ func newCheck(k, v string) (cond, error) {
 				return strconv.Quote(f.Fix), re.MatchString(f.Fix)
 			case "code":
 				return strconv.Quote(f.Code), re.MatchString(f.Code)
+			case "bound":
+				return strconv.Quote(f.Bound), re.MatchString(f.Bound)
 			}
 			var all []string
 			for _, e := range f.Evidence {
@@ -174,7 +176,7 @@ func newCheck(k, v string) (cond, error) {
 			return "[" + strings.Join(all, ", ") + "]", false
 		}
 	default:
-		return c, fmt.Errorf("unknown key (wasted, share, speedup, evidence, what, fix, code, detail.NAME)")
+		return c, fmt.Errorf("unknown key (wasted, share, speedup, evidence, what, fix, code, bound, detail.NAME)")
 	}
 	return c, nil
 }

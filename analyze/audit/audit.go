@@ -58,8 +58,20 @@ type Steps struct {
 	// length.
 	TeardownExcluded int   `json:"teardown_excluded"`
 	TeardownNS       int64 `json:"teardown_ns"`
-	// MedianNS is the median steady step length.
+	// MedianNS is the median steady step length (the mean of the two
+	// middle steps for an even count).
 	MedianNS int64 `json:"median_ns"`
+	// MeanNS is the mean steady step length.
+	MeanNS int64 `json:"mean_ns"`
+	// PausedExcluded counts steps left out because the main thread paused
+	// in them for a second or more (getc, sleep).
+	PausedExcluded int `json:"paused_excluded"`
+	// PreWindowNS is the time cut from the first step where the host
+	// waited for GPU work queued before the profiler window.
+	PreWindowNS int64 `json:"pre_window_ns"`
+	// GPULag is, for GPU-paced steps, how far the GPU ran behind the host
+	// (the median lag as a share of a step; 0: steps not GPU-paced).
+	GPULag float64 `json:"gpu_lag"`
 	// Source says how steps were found.
 	Source string `json:"source"`
 	// BreakdownNS is the mean two-clock split of a steady step.
@@ -82,11 +94,13 @@ type Breakdown struct {
 
 // StepInfo is one step.
 type StepInfo struct {
-	Name        string    `json:"name"`
-	StartNS     int64     `json:"start_ns"`
-	EndNS       int64     `json:"end_ns"`
-	Startup     bool      `json:"startup"`
-	Teardown    bool      `json:"teardown"`
+	Name     string `json:"name"`
+	StartNS  int64  `json:"start_ns"`
+	EndNS    int64  `json:"end_ns"`
+	Startup  bool   `json:"startup"`
+	Teardown bool   `json:"teardown"`
+	// Paused says the step was left out for a pause of a second or more.
+	Paused      bool      `json:"paused"`
 	BreakdownNS Breakdown `json:"breakdown_ns"`
 }
 
@@ -146,8 +160,9 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if r.NotObservable == nil {
 		r.NotObservable = []analyze.NotObservable{}
 	}
-	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), Source: ix.Source,
-		BreakdownNS: FromIndex(ix.MeanBreakdown()), PerStep: []StepInfo{}}
+	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), Source: ix.Source,
+		BreakdownNS: FromIndex(ix.MeanBreakdown()), PerStep: []StepInfo{},
+		PausedExcluded: ix.PausedSteps, PreWindowNS: ix.PreWindowNS, GPULag: ix.GPULag}
 	if ix.Startup != nil {
 		r.Steps.StartupExcluded, r.Steps.StartupNS = 1, ix.Startup.Dur()
 	}
@@ -156,7 +171,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	for _, s := range ix.Steps {
 		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
-			Startup: s.Startup, Teardown: s.Teardown, BreakdownNS: FromIndex(s.Breakdown)})
+			Startup: s.Startup, Teardown: s.Teardown, Paused: s.Paused, BreakdownNS: FromIndex(s.Breakdown)})
 	}
 	if ix.SteadyNS > 0 {
 		d := float64(ix.SteadyNS)
@@ -168,10 +183,22 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		}
 	}
 	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0)
+	if ix.NotSteady != "" && len(ix.Work) > 0 {
+		r.Verdict = NotSteady + ": " + ix.NotSteady
+		for i := range r.Findings {
+			// Nothing measured in a window that is not a steady loop is a
+			// per-step cost: report it, but neither warn nor promise.
+			r.Findings[i].Severity = min(r.Findings[i].Severity, analyze.SeverityInfo)
+			r.Findings[i].EstimatedSpeedup = 1
+		}
+	}
 	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
 	identity(r, ix)
 	return r, nil
 }
+
+// NotSteady is the verdict prefix of a window that is not a steady loop.
+const NotSteady = "not-steady"
 
 // ComputeBound is the kernel share of a step above which a run is called
 // compute-bound whatever else it does.

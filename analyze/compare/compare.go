@@ -26,6 +26,12 @@ type Diff struct {
 	Regressed  []string `json:"regressed"`
 	// Changes lists every finding of either run, before and after.
 	Changes []Change `json:"changes"`
+	// Similarity says how much the two runs share (kernel names, step
+	// ranges, GPU models).
+	Similarity Similarity `json:"similarity"`
+	// Warnings say why the comparison may mislead: runs that share too
+	// little to be two versions of one program.
+	Warnings []string `json:"warnings"`
 }
 
 // Side is a finding's state in one run (Severity "none" when absent).
@@ -54,7 +60,12 @@ const (
 
 // Compare diffs two analyses.
 func Compare(before, after *audit.Report) *Diff {
-	d := &Diff{Before: before, After: after, Resolved: []string{}, New: []string{}, Persisting: []string{}, Regressed: []string{}, Changes: []Change{}}
+	d := &Diff{Before: before, After: after, Resolved: []string{}, New: []string{}, Persisting: []string{}, Regressed: []string{}, Changes: []Change{},
+		Warnings: []string{}}
+	var warn string
+	if d.Similarity, warn = similarity(before, after); warn != "" {
+		d.Warnings = append(d.Warnings, warn)
+	}
 	if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
 		d.StepSpeedup = float64(before.Steps.MedianNS) / float64(after.Steps.MedianNS)
 	}

@@ -64,7 +64,10 @@ type Step struct {
 	// Startup marks the first step when it is excluded as start-up.
 	Startup bool
 	// Teardown marks the last step when it is excluded as the loop's end.
-	Teardown  bool
+	Teardown bool
+	// Paused marks a step left out because the main thread paused in it
+	// for a second or more (getc, sleep): not steady work.
+	Paused    bool
 	Breakdown Breakdown
 }
 
@@ -88,11 +91,38 @@ type Index struct {
 	// Startup is the excluded start-up step, if any.
 	Startup *Step
 	// Teardown is the excluded last step, if any: with steps from repeated
-	// ranges, a last cycle that lacks a range every other cycle has.
+	// ranges, a last cycle that lacks a range every other cycle has, or
+	// one longer than StartupFactor times every other.
 	Teardown *Step
 	// Source says how steps were found: "step-range", "ProfilerStep",
-	// "repeated range \"get batch\"" or "window".
+	// "repeated range \"get batch\"" or "window", with " (GPU-paced)"
+	// when the steps were re-cut by the GPU work each launched.
 	Source string
+	// GPULag is, when steps are GPU-paced, how far the GPU ran behind the
+	// host: the median lag of a step's GPU work behind its host range, as
+	// a share of the median host step (0: not paced).
+	GPULag float64
+	// PreWindowNS is the time cut from the start of the first step, where
+	// the main thread waited for GPU work queued before the window.
+	PreWindowNS int64
+	// LoopOnly says the window step was narrowed to the run of repeated
+	// GPU work (the loop), leaving out one-time work before and after it.
+	LoopOnly bool
+	// PausedSteps counts steps left out of the steady state because the
+	// main thread paused in them for a second or more (getc, sleep).
+	PausedSteps int
+	// NotSteady, when set, says why the window is not a steady loop (a
+	// CUDA graph capture, one-time start-up, no repeated step with GPU
+	// work, a pause) and what to capture instead. Findings are then at
+	// most info, with an estimated speedup of 1.
+	NotSteady string
+	// PyTorch says the trace comes from a PyTorch program (a Kineto trace,
+	// Python or PyTorch threads, ATen operators or kernels); advice is
+	// written in CUDA terms otherwise.
+	PyTorch bool
+	// Training says the steps run a backward pass or an optimizer step;
+	// a PyTorch trace without them is inference.
+	Training bool
 	// SteadyNS is the summed length of the steady steps.
 	SteadyNS int64
 	// SteadySet is the union of the steady steps' windows.
@@ -104,8 +134,9 @@ type Index struct {
 	// memsets).
 	Kernels, Comm, AnyKernel, Copies, Work ivl.Set
 	// MainCopyCalls, MainSyncCalls, MainOSCalls and MainData are the main
-	// thread's copy calls, synchronising calls, OS memory calls and
-	// data-loading ranges.
+	// thread's copy calls (the part while their transfer runs),
+	// synchronising calls (with the waits inside copy calls before and
+	// after their transfer), OS memory calls and data-loading ranges.
 	MainCopyCalls, MainSyncCalls, MainOSCalls, MainData ivl.Set
 	// Buckets are the disjoint sets of the two-clock split, over the whole
 	// trace except Other, which is within the steady steps only.
@@ -118,8 +149,11 @@ type Index struct {
 	labels []string
 	// bestPinned is the best pinned host copy's bandwidth (GB/s), 0: none.
 	bestPinned float64
-	// dataName caches IsDataRange per range name: 0 unknown, 1 yes, 2 no.
-	dataName []uint8
+	// dataName caches IsDataRange per range name: 0 unknown, 1 yes, 2 no;
+	// libName IsLibraryRange the same way.
+	dataName, libName []uint8
+	// launches is the GPU work the main process launched.
+	launches launchTable
 	cfg      *analyze.Config
 }
 
@@ -129,9 +163,12 @@ func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	for i := range tl.Events {
 		ix.Count[tl.Events[i].Kind]++
 	}
-	ix.findSteps(cfg)
+	p := ix.findMain(cfg)
 	ix.findDevices()
+	ix.PyTorch, ix.Training = program(tl)
 	ix.buildSets()
+	ix.launches = ix.mainLaunches()
+	ix.findSteps(p)
 	ix.split()
 	return ix
 }
@@ -171,13 +208,22 @@ func (ix *Index) MeanBreakdown() Breakdown {
 	return b
 }
 
-// MedianStepNS is the median steady step length.
+// MedianStepNS is the median steady step length (the mean of the two
+// middle steps for an even count).
 func (ix *Index) MedianStepNS() int64 {
 	d := make([]int64, len(ix.Steady))
 	for i, s := range ix.Steady {
 		d[i] = s.Dur()
 	}
 	return median(d)
+}
+
+// MeanStepNS is the mean steady step length.
+func (ix *Index) MeanStepNS() int64 {
+	if len(ix.Steady) == 0 {
+		return 0
+	}
+	return ix.SteadyNS / int64(len(ix.Steady))
 }
 
 // Label is the report name of a track (cached: evidence asks often).
@@ -266,7 +312,9 @@ func (ix *Index) buildSets() {
 		case timeline.KindAPI:
 			switch {
 			case e.API.IsCopy():
-				cc = append(cc, iv)
+				copyPart, waits := SplitCopyCall(tl, e)
+				cc = append(cc, copyPart)
+				sc = append(sc, waits...)
 			case e.API == timeline.APISync:
 				sc = append(sc, iv)
 			}
@@ -284,6 +332,29 @@ func (ix *Index) buildSets() {
 	ix.AnyKernel = ix.Kernels.Union(ix.Comm)
 	ix.MainCopyCalls, ix.MainSyncCalls = ivl.Union(cc), ivl.Union(sc)
 	ix.MainOSCalls, ix.MainData = ivl.Union(oc), ivl.Union(dr)
+}
+
+// SplitCopyCall divides a copy call's host time into the part while its
+// transfer runs (copy) and the rest (waits: for queued work before the
+// transfer starts, for completion after it ends). A call whose transfer
+// the trace did not record is all copy.
+func SplitCopyCall(tl *timeline.Timeline, e *timeline.Event) (copyPart ivl.Interval, waits []ivl.Interval) {
+	copyPart = ivl.Interval{Start: e.Start, End: e.End}
+	if e.Link < 0 {
+		return copyPart, nil
+	}
+	x := &tl.Events[e.Link]
+	lo, hi := max(e.Start, x.Start), min(e.End, x.End)
+	if hi <= lo {
+		return ivl.Interval{}, []ivl.Interval{copyPart}
+	}
+	if lo > e.Start {
+		waits = append(waits, ivl.Interval{Start: e.Start, End: lo})
+	}
+	if hi < e.End {
+		waits = append(waits, ivl.Interval{Start: hi, End: e.End})
+	}
+	return ivl.Interval{Start: lo, End: hi}, waits
 }
 
 // split computes the disjoint bucket sets and each step's breakdown.

@@ -25,6 +25,17 @@ import (
 // each step's two-clock split, one line per step:
 //
 //	compute 6ms copy 1ms sync 0 os 0 data 2ms other 1ms
+//
+// and an optional steady section the steady state's figures: the median
+// and mean step, the time cut before the first step for waits on work
+// queued before the window, the GPU pacing, whether a window step was
+// narrowed to the loop, and why the window is not steady (up to the advice):
+//
+//	median 566.5ms mean 579ms
+//	pre-window 20ms
+//	gpu-paced 50%
+//	loop only
+//	not-steady: the window holds no repeated step with GPU work (...)
 func TestSteps(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(analyzetest.TestData(), "steps_*.txtar"))
 	if len(files) == 0 {
@@ -44,6 +55,11 @@ func TestSteps(t *testing.T) {
 			ix := index.New(c.Timeline, c.Config)
 			if got := renderSteps(ix); got != want {
 				t.Errorf("%s:%d: steps:\n%s\nwant:\n%s", filepath.Base(path), c.Lines["steps"], got, want)
+			}
+			if want, ok := c.Sections["steady"]; ok {
+				if got := renderSteady(ix); got != want {
+					t.Errorf("%s:%d: steady:\n%s\nwant:\n%s", filepath.Base(path), c.Lines["steady"], got, want)
+				}
 			}
 			if want, ok := c.Sections["split"]; ok {
 				if got := renderSplit(ix); got != want {
@@ -73,6 +89,9 @@ func renderSteps(ix *index.Index) string {
 		if s.Teardown {
 			b.WriteString(" teardown")
 		}
+		if s.Paused {
+			b.WriteString(" paused")
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -85,7 +104,7 @@ func checkSteady(t *testing.T, ix *index.Index) {
 	var steady []index.Step
 	var ns int64
 	for _, s := range ix.Steps {
-		if !s.Startup && !s.Teardown {
+		if !s.Startup && !s.Teardown && !s.Paused {
 			steady = append(steady, s)
 			ns += s.Dur()
 		}
@@ -110,6 +129,29 @@ func checkSteady(t *testing.T, ix *index.Index) {
 			t.Errorf("step at %d: breakdown %v sums to %d, want %d", s.Start, s.Breakdown, s.Breakdown.Total(), s.Dur())
 		}
 	}
+}
+
+// renderSteady writes the steady section.
+func renderSteady(ix *index.Index) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "median %s mean %s\n", timelinetext.FormatTime(ix.MedianStepNS()), timelinetext.FormatTime(ix.MeanStepNS()))
+	if ix.PreWindowNS > 0 {
+		fmt.Fprintf(&b, "pre-window %s\n", timelinetext.FormatTime(ix.PreWindowNS))
+	}
+	if ix.GPULag > 0 {
+		fmt.Fprintf(&b, "gpu-paced %.0f%%\n", 100*ix.GPULag)
+	}
+	if ix.LoopOnly {
+		b.WriteString("loop only\n")
+	}
+	if ix.PausedSteps > 0 {
+		fmt.Fprintf(&b, "paused %d\n", ix.PausedSteps)
+	}
+	if ix.NotSteady != "" {
+		why, _, _ := strings.Cut(ix.NotSteady, ";")
+		fmt.Fprintf(&b, "not-steady: %s\n", why)
+	}
+	return b.String()
 }
 
 // renderSplit writes each step's two-clock split.

@@ -119,9 +119,19 @@ func (s Set) OverlapLen(o Set) int64 {
 	return n
 }
 
-// Subtract returns s \ o. Cost: O(len(s) + len(o)).
+// Subtract returns s \ o. Cost: O(len(s) + len(o)); the result is
+// counted first and allocated once (growing it by appends cost a quarter
+// of an nsys analysis in copies and fresh memory).
 func (s Set) Subtract(o Set) Set {
-	out := make(Set, 0, len(s))
+	n := 0
+	s.diff(o, func(Interval) { n++ })
+	out := make(Set, 0, n)
+	s.diff(o, func(iv Interval) { out = append(out, iv) })
+	return out
+}
+
+// diff calls emit for each interval of s \ o, in order.
+func (s Set) diff(o Set, emit func(Interval)) {
 	j := 0
 	for _, a := range s {
 		cur := a.Start
@@ -131,7 +141,7 @@ func (s Set) Subtract(o Set) Set {
 		k := j
 		for k < len(o) && o[k].Start < a.End {
 			if o[k].Start > cur {
-				out = append(out, Interval{cur, o[k].Start})
+				emit(Interval{cur, o[k].Start})
 			}
 			if o[k].End > cur {
 				cur = o[k].End
@@ -139,10 +149,9 @@ func (s Set) Subtract(o Set) Set {
 			k++
 		}
 		if cur < a.End {
-			out = append(out, Interval{cur, a.End})
+			emit(Interval{cur, a.End})
 		}
 	}
-	return out
 }
 
 // Clip returns s ∩ [lo, hi). Cost: O(log n + k) for k intervals kept.

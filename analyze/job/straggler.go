@@ -112,6 +112,7 @@ func (j *Report) straggler(t *totals, o Options) {
 		Detail: map[string]float64{"rank": float64(*r.Rank), "last_arrivals": float64(t.last[best]), "matched_collectives": float64(j.Job.MatchedCollectives),
 			"net_wait_ns_median": float64(bestMed), "net_wait_ns_mean": float64(bestMean), "steps": float64(len(keys))},
 		VerifyWith: []string{},
+		Bound:      "none: the others stop waiting for it",
 	}
 	f.Severity = severity(StragglerID, f.Share, StragglerBands, o)
 	if cf != nil {
@@ -189,6 +190,7 @@ func rewriteCommWait(r *Rank, i int, t *totals, s *Straggler, ranks []*Rank, o O
 		Evidence:         waitEvidence(r, t.waits[i]),
 		VerifyWith:       []string{},
 		Detail:           map[string]float64{"wait_ns_per_step": float64(per), "cross_rank": 1},
+		Bound:            "none: with the slowest rank fixed, no rank waits",
 	}
 	if waitedFor >= 0 {
 		f.Detail["waited_for_rank"] = float64(*ranks[waitedFor].Rank)
@@ -225,6 +227,9 @@ func rewriteCommWait(r *Rank, i int, t *totals, s *Straggler, ranks []*Rank, o O
 				"the fix is on the rank that arrives last; overlapping communication with compute hides only the part that moves data.",
 				units.Pct(min(float64(per)/float64(e.WastedNS), 1)), units.Dur(per))
 			e.Code = f.Code
+			moving := max(e.WastedNS-per, 0)
+			e.EstimatedSpeedup = analyze.BoundedSpeedup(r.Steps.MeanNS, e.WastedNS, moving, e.Share)
+			e.Bound = fmt.Sprintf("the data the collectives move stays (%s per step): only the wait goes", units.Dur(moving))
 		}
 	}
 }

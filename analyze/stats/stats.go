@@ -34,6 +34,9 @@ type Stats struct {
 
 // GPU counts GPU work.
 type GPU struct {
+	// Kernels counts kernel executions; whole CUDA graph executions
+	// (nsys CUPTI_ACTIVITY_KIND_GRAPH_TRACE) are not kernels, though they
+	// count in BusyNS.
 	Kernels int `json:"kernels"`
 	Memcpys int `json:"memcpys"`
 	Memsets int `json:"memsets"`
@@ -80,8 +83,11 @@ type Detail struct {
 	TopOS         []NameTime
 	TopKernels    []NameTime
 	Ops           int
-	Observed      timeline.Observed
-	DeviceNames   []string
+	// GraphExecs counts whole CUDA graph executions (nsys
+	// CUPTI_ACTIVITY_KIND_GRAPH_TRACE); they are not counted as kernels.
+	GraphExecs  int
+	Observed    timeline.Observed
+	DeviceNames []string
 }
 
 // CopyGroup aggregates copies of one direction and memory-kind pair.
@@ -133,9 +139,15 @@ func Compute(tl *timeline.Timeline) *Stats {
 		}
 		switch e.Kind {
 		case timeline.KindKernel:
+			kernels = append(kernels, ivl.Interval{Start: e.Start, End: e.End})
+			if e.Has(timeline.FlagGraphExec) {
+				// A whole-graph execution: busy time, not a kernel (its
+				// kernels are not listed one by one).
+				d.GraphExecs++
+				break
+			}
 			s.GPU.Kernels++
 			d.KernelNS += e.Dur()
-			kernels = append(kernels, ivl.Interval{Start: e.Start, End: e.End})
 			add(kern, e)
 		case timeline.KindMemcpy:
 			s.GPU.Memcpys++

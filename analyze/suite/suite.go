@@ -4,6 +4,7 @@ package suite
 
 import (
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/passes/allocchurn"
 	"github.com/traceaudit/traceaudit/analyze/passes/commexposed"
 	"github.com/traceaudit/traceaudit/analyze/passes/commwait"
 	"github.com/traceaudit/traceaudit/analyze/passes/copypeak"
@@ -25,6 +26,7 @@ var Default = []*analyze.Analyzer{
 	copyserial.Analyzer,
 	syncapi.Analyzer,
 	launchbound.Analyzer,
+	allocchurn.Analyzer,
 	copypeak.Analyzer,
 	commexposed.Analyzer,
 	commwait.Analyzer,

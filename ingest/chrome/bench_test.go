@@ -2,6 +2,7 @@ package chrome
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/testfix"
@@ -44,4 +45,26 @@ func BenchmarkWorker(b *testing.B) {
 			b.Fatalf("%+v", c.res.err)
 		}
 	}
+}
+
+// BenchmarkSortChunk measures the sort of one 2 MB chunk's events of the
+// project's real H200 trace (Kineto order: several hundred short runs).
+func BenchmarkSortChunk(b *testing.B) {
+	data := readFixture(b, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	lo := bytes.Index(data, []byte(`"traceEvents"`))
+	lo += bytes.IndexByte(data[lo:], '[') + 1
+	hi := findCut(data[:min(len(data), lo+defaultBufSize)], lo)
+	w := newWorker()
+	c := &chunk{data: data, lo: lo, hi: hi, start: stElem}
+	w.parse(c)
+	events := slices.Clone(c.res.events)
+	src := make([]timeline.Event, len(events))
+	dst := make([]timeline.Event, len(events))
+	var buf []timeline.Event
+	for b.Loop() {
+		copy(src, events)
+		buf = sortedCopy(dst, src, buf)
+	}
+	b.ReportMetric(float64(len(events)), "events")
+	b.ReportMetric(float64(len(runBounds(events))-1), "runs")
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/traceaudit/traceaudit/ingest/internal/merge"
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -49,7 +50,7 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 	if err := p.addDevices(b); err != nil {
 		return nil, err
 	}
-	b.Grow(total)
+	b.UseBuffer(hugepage.Make[timeline.Event](0, total))
 	// Names and tracks are declared chunk by chunk, in input order, so
 	// their numbering does not depend on how the chunks were cut.
 	hosts := map[[2]int64]bool{}
@@ -112,6 +113,9 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		// The PyTorch profiler records its own annotations and DataLoader
 		// spans, never OS runtime calls or NVTX.
 		CanAnnotations: true,
+	}
+	if len(unknown) > 0 {
+		b.Unread = unknown
 	}
 	p.warnUnknown(unknown)
 	tl, err := b.Build()

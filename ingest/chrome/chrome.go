@@ -134,6 +134,7 @@ type parser struct {
 	wg          sync.WaitGroup
 	started     bool
 	main        *worker // parses lone chunks and re-parses, on this goroutine
+	arena       arena   // holds the workers' sorted events
 
 	results    []*chunkResult // accepted chunks, in input order
 	nEvents    int            // accepted elements of the events array

@@ -175,6 +175,7 @@ func (p *parser) start() {
 		go func() {
 			defer p.wg.Done()
 			w := newWorker()
+			w.arena = &p.arena
 			for c := range p.jobs {
 				w.run(c)
 				close(c.done)
@@ -195,6 +196,7 @@ func (p *parser) finish() {
 func (p *parser) mainWorker() *worker {
 	if p.main == nil {
 		p.main = newWorker()
+		p.main.arena = &p.arena
 	}
 	return p.main
 }

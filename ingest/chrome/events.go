@@ -2,7 +2,6 @@ package chrome
 
 import (
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -121,6 +120,10 @@ type worker struct {
 	trackGen   []uint32
 	trackLocal []int32
 
+	arena   *arena           // where the sorted events go (nil: the heap)
+	scratch []timeline.Event // events of the chunk being parsed
+	sortBuf []timeline.Event // scratch of sortedCopy
+
 	gen  uint32
 	f    fields
 	v    value  // the value of the member being lexed
@@ -134,19 +137,26 @@ func newWorker() *worker {
 }
 
 // run parses the text of chunk c, data[lo:hi], from state c.start, into
-// c.res: every complete element, and how the text ends.
+// c.res: every complete element, and how the text ends. The events are
+// handed over sorted for the merge (see build), ties in input order.
 func (w *worker) run(c *chunk) {
+	w.parse(c)
+	r := &c.res
+	w.scratch = r.events[:0] // kept for the next chunk
+	sorted := w.arena.alloc(len(r.events))
+	w.sortBuf = sortedCopy(sorted, r.events, w.sortBuf)
+	r.events = sorted
+}
+
+// parse is run without the sort: c.res.events are in input order, in the
+// worker's scratch.
+func (w *worker) parse(c *chunk) {
 	w.gen++
 	r := &c.res
 	*r = chunkResult{arrayEnd: -1, nul: -1}
 	w.res = r
-	defer func() {
-		// Sort for the merge (see before); stable, so that events equal
-		// in start and end keep their input order.
-		slices.SortStableFunc(r.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
-		w.res, w.b = nil, nil
-	}()
-	r.events = make([]timeline.Event, 0, (c.hi-c.lo)/256)
+	defer func() { w.res, w.b = nil, nil }()
+	r.events = w.scratch[:0]
 	b := c.data[:c.hi]
 	w.b = b
 	i, state := c.lo, c.start

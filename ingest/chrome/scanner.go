@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 )
 
 // input reads the trace once, front to back, through buffers it owns; the
@@ -63,6 +65,9 @@ func (in *input) getBuf(n int) []byte {
 			return b
 		}
 	default:
+	}
+	if n == defaultBufSize {
+		return hugepage.Bytes(n) // one huge page
 	}
 	return make([]byte, n)
 }

@@ -206,7 +206,8 @@ func (s *syncReader) row(w *worker, c *chunk, r *row) (bool, error) {
 }
 
 // graphReader reads CUPTI_ACTIVITY_KIND_GRAPH_TRACE: whole CUDA graph
-// executions (--cuda-graph-trace=graph), recorded as kernels with FlagGraph.
+// executions (--cuda-graph-trace=graph), recorded as kernels with FlagGraph and
+// FlagGraphExec.
 // Columns (nsys 2024.x): start, end, deviceId, contextId, greenContextId,
 // streamId, correlationId, globalPid, graphId, graphExecId.
 type graphReader struct {
@@ -237,7 +238,7 @@ func (g *graphReader) row(w *worker, c *chunk, r *row) (bool, error) {
 	}
 	id := intOr(r, g.graph, 0)
 	e.Name = w.names.synth(synthKey{kind: synthGraph, a: id})
-	e.Flags |= timeline.FlagGraph
+	e.Flags |= timeline.FlagGraph | timeline.FlagGraphExec
 	c.add(e)
 	return false, nil
 }

@@ -112,6 +112,11 @@ func (x *export) readMeta() error {
 	if x.tables[meta] == nil {
 		meta = tabMetaOld
 	}
+	if x.tables[meta] == nil {
+		// nsys 2021 and earlier wrote no export metadata: say so rather
+		// than leave the version blank.
+		x.version = VersionUnknown
+	}
 	if x.tables[meta] != nil {
 		rows, err := x.db.Query("SELECT name, value FROM " + quote(meta) +
 			" WHERE name IN ('EXPORT_PRODUCT_VERSION', 'EXPORT_LAZY', 'EXPORT_PARAM_LAZY')")

@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -63,6 +64,11 @@ type Options struct {
 	// memory available.
 	MaxEvents int64
 }
+
+// VersionUnknown is the Source.Version of an export without a metadata
+// table (EXPORT_META_DATA or META_DATA_EXPORT), which nsys 2021 and
+// earlier did not write: the producer version is not recorded.
+const VersionUnknown = "2021 or earlier (no export metadata)"
 
 // ErrTooLarge is returned (wrapped) when an export has more rows than
 // Options.MaxEvents.
@@ -134,7 +140,7 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	strs := newStringTable(strRows)
 
 	b := timeline.NewBuilder(timeline.Source{Path: path, Format: "nsys-sqlite", Version: x.version})
-	b.Grow(nEvents)
+	b.UseBuffer(hugepage.Make[timeline.Event](0, nEvents))
 	m := newMerger(b, strs, workers)
 	m.run(chunks)
 	setThreadNames(b, threads, strs)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -268,7 +269,7 @@ func (p *pool) runTask(w *worker, t *task) *chunk {
 		if _, ok := t.rd.(*stringsReader); ok {
 			c.strs = make([]sidString, 0, n)
 		} else {
-			c.events = make([]timeline.Event, 0, n)
+			c.events = hugepage.Make[timeline.Event](0, int(n))
 		}
 	}
 	r := &row{s: st, base: base, names: sel.names}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -52,8 +53,22 @@ func openRaw(uri string) (*rawConn, error) {
 		c.close()
 		return nil, err
 	}
+	// Read pages through a memory map of the file instead of one pread
+	// per 4 kB page: on the bench machine the system calls were 10 % of an
+	// nsys analysis's CPU (0.32 s for the 113 MB export). SQLite maps at
+	// most the file's size and reads past the map with pread, so a short
+	// or corrupt file is handled as before. Best effort: an error leaves
+	// the connection reading as before.
+	if st, err := c.prepare("PRAGMA mmap_size=" + strconv.Itoa(mmapSize)); err == nil {
+		st.step()
+		st.close()
+	}
 	return c, nil
 }
+
+// mmapSize is the largest part of the file a connection maps (SQLite caps
+// it further at its compile-time limit).
+const mmapSize = 1 << 30
 
 // readPtr reads a C pointer stored in C memory at p.
 func readPtr(p uintptr) uintptr {

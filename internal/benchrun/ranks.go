@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
-	"time"
 )
 
 // rankSources are the real rank traces a job folder is tiled from: the two
@@ -116,17 +113,18 @@ func gunzippedSize(path string) (int64, error) {
 }
 
 // Rank folder benchmark: a job of rankCount ranks tiled to rankBytes each,
-// analysed as a folder, against its largest rank alone.
+// analysed as a folder, and its largest rank alone for comparison.
 const (
 	rankCount = 16
 	rankBytes = 60e6
+	// rankFolder and rankLargest name the two inputs.
+	rankFolder  = "chrome-16-ranks"
+	rankLargest = "chrome-16-ranks, its largest rank"
 )
 
-// benchRanks generates the rank folder if missing, then measures
-// `traceaudit analyze` of the folder and of its largest rank file, and
-// prints whether the folder reads at the single file's MB/s with a peak
-// RSS at most twice the largest rank file.
-func benchRanks(out, bin string, quick bool) ([]Result, error) {
+// rankInputs generates the rank folder if it is missing, and returns it and
+// its largest rank file as inputs.
+func rankInputs(out string, quick bool) ([]input, error) {
 	per := int64(rankBytes)
 	if quick {
 		per = 2e6
@@ -149,59 +147,15 @@ func benchRanks(out, bin string, quick bool) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	var total, largest int64
+	var largest int64
 	var largestPath string
 	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
-		if n := sizeOf(p); n > 0 {
-			total += n
-			if n > largest {
-				largest, largestPath = n, p
-			}
+		if p := filepath.Join(dir, e.Name()); sizeOf(p) > largest {
+			largest, largestPath = sizeOf(p), p
 		}
 	}
-	folder := timed("traceaudit analyze (16-rank folder)", fmt.Sprintf("chrome-%d-ranks", rankCount), total, events, bin, "analyze", "--format", "json", dir)
-	one := timed("traceaudit analyze (its largest rank)", filepath.Base(largestPath), largest, events/rankCount, bin, "analyze", "--format", "json", largestPath)
-	fmt.Fprintf(os.Stderr, "%d-rank folder: %.0f MB/s (its largest rank alone: %.0f MB/s); peak RSS %.0f MB = %.2fx the largest rank file (%.0f MB; goal: at most 2x)\n",
-		rankCount, float64(total)/1e6/folder.WallS, float64(largest)/1e6/one.WallS, float64(folder.PeakRSS)/1e6,
-		float64(folder.PeakRSS)/float64(largest), float64(largest)/1e6)
-	return []Result{folder, one}, nil
-}
-
-// timed runs one command and measures its wall time and peak RSS, through
-// GNU time where it is installed (a child's ru_maxrss can include the peak
-// of the process that started it), else through its rusage.
-func timed(name, input string, bytes, events int64, args ...string) Result {
-	fmt.Fprintf(os.Stderr, "running %s on %s\n", name, input)
-	r := Result{Name: name, Input: input, Bytes: bytes, Events: events}
-	gnuTime := "/usr/bin/time"
-	var rss *os.File
-	if _, err := os.Stat(gnuTime); err == nil {
-		if f, err := os.CreateTemp("", "benchrun-rss"); err == nil {
-			rss = f
-			defer os.Remove(f.Name())
-			f.Close()
-			args = append([]string{gnuTime, "-f", "%M", "-o", f.Name()}, args...)
-		}
-	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stderr = os.Stderr
-	t0 := time.Now()
-	err := cmd.Run()
-	r.WallS = time.Since(t0).Seconds()
-	if rss != nil {
-		if b, rerr := os.ReadFile(rss.Name()); rerr == nil {
-			var kb int64
-			fmt.Sscan(string(b), &kb)
-			r.PeakRSS = kb * 1024
-		}
-	} else if cmd.ProcessState != nil {
-		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			r.PeakRSS = ru.Maxrss * 1024
-		}
-	}
-	if err != nil {
-		r.Err = err.Error()
-	}
-	return r
+	return []input{
+		{name: rankFolder, kind: "chrome-ranks", path: dir, events: events},
+		{name: rankLargest, kind: "chrome", path: largestPath, events: events / rankCount},
+	}, nil
 }

@@ -215,12 +215,3 @@ func tileNsys(src, dst string, n int) (int64, error) {
 	}
 	return rowsN, nil
 }
-
-// sizeOf is the size of path in bytes (0 if absent).
-func sizeOf(path string) int64 {
-	st, err := os.Stat(path)
-	if err != nil {
-		return 0
-	}
-	return st.Size()
-}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -111,6 +112,19 @@ func TestSpinPTX(t *testing.T) {
 		}
 	}
 	checkPTX(t, spinPTX)
+}
+
+// TestSpinBlocks: kernels shorter than ShortSpin run one block, longer
+// ones the full grid.
+func TestSpinBlocks(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want uint32
+	}{{0, 1}, {930 * time.Nanosecond, 1}, {ShortSpin - 1, 1}, {ShortSpin, 264}, {time.Millisecond, 264}} {
+		if got := spinBlocks(264, c.d); got != c.want {
+			t.Errorf("spinBlocks(264, %v) = %d, want %d", c.d, got, c.want)
+		}
+	}
 }
 
 // checkPTX checks braces, declared registers and branch labels of PTX text.

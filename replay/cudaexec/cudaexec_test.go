@@ -75,7 +75,7 @@ func TestGPUExecutorGraphAndWaits(t *testing.T) {
 	el, err := ex.Elapsed(a, b)
 	must(t, err)
 	t.Logf("a graph of 100 kernels of 10 µs: %v on the GPU", el)
-	if el < 950*time.Microsecond {
+	if el < 900*time.Microsecond { // each 10 µs kernel up to a 1 µs clock tick short
 		t.Errorf("graph ran %v, less than its 100 × 10 µs", el)
 	}
 	ex.Release(a)

@@ -11,6 +11,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Thresholds of the fix advice.
@@ -37,8 +38,8 @@ compute is hidden and costs nothing. Evidence names each collective, its
 bytes, group and achieved bus bandwidth. The fix depends on the shape: a wait
 for peers (see comm-wait) is fixed on the slower rank; many small
 collectives want fewer, larger ones (DDP bucket_cap_mb); large exposed ones
-want overlap (DDP's backward overlap, no_sync() under gradient accumulation,
-FSDP prefetch).
+want overlap (DDP's backward overlap, no_sync() under gradient accumulation);
+all-gathers and reduce-scatters of a sharded model want FSDP prefetch.
 Wasted time: the comm bucket. Cost: O(c) over the collective index.`,
 	Requires: []*analyze.Analyzer{index.Analyzer, comm.Analyzer},
 	Bands:    &analyze.Bands{Warning: 0.10, Error: 0.30},
@@ -58,8 +59,12 @@ func run(p *analyze.Pass) (any, error) {
 	var wait, bytes int64
 	var sizes []int64
 	var cands []analyze.Candidate
+	var sharded int64 // exposed time in all-gathers and reduce-scatters (FSDP, ZeRO)
 	for _, o := range ops {
 		wait += o.WaitNS
+		if n := timeline.NormOp(o.Name); n == "allgather" || n == "reducescatter" {
+			sharded += o.Exposed.Len()
+		}
 		bytes += o.Bytes
 		if o.Bytes > 0 {
 			sizes = append(sizes, o.Bytes)
@@ -89,8 +94,16 @@ func run(p *analyze.Pass) (any, error) {
 		median = sizes[(len(sizes)-1)/2]
 		f.Detail["median_bytes"] = float64(median)
 	}
+	// What the fix leaves: overlap hides at most the compute beside the
+	// collectives; a fixed straggler removes the waiting, not the moving.
+	compute := ix.SteadyCovered(ix.Kernels) / steps
+	f.EstimatedSpeedup = ix.Speedup(per, max(per-compute, 0), share)
+	f.Bound = fmt.Sprintf("overlap hides at most the compute (%s of kernels per step): saves min(comm, compute)", units.Dur(compute))
 	switch {
 	case float64(wait) >= WaitDominates*float64(total):
+		moving := per - wait/steps
+		f.EstimatedSpeedup = ix.Speedup(per, moving, share)
+		f.Bound = fmt.Sprintf("the data the collectives move stays (%s per step): only the wait goes", units.Dur(moving))
 		f.Fix = fmt.Sprintf("At least %s of this is waiting for other ranks to arrive at the collectives, not moving data (see comm-wait): "+
 			"the fix is on the slowest rank. Analyze all ranks' traces together (traceaudit analyze DIR) to name the straggler and its own cause; "+
 			"overlapping communication with compute hides only the part that moves data.", units.Pct(float64(wait)/float64(total)))
@@ -107,6 +120,18 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
     model, device_ids=[local_rank],
     bucket_cap_mb=100,                # fewer, larger all-reduces (default 25)
     gradient_as_bucket_view=True,     # no copy between gradients and buckets
+)`
+	case 2*sharded >= total:
+		f.Fix = fmt.Sprintf("%s of the exposed time is all-gathers and reduce-scatters: a sharded model (FSDP, ZeRO) gathering "+
+			"each layer's parameters just before it runs. Prefetch the next layer's all-gather while this one computes: "+
+			"FSDP's forward_prefetch=True and backward_prefetch=BACKWARD_PRE (FSDP2: reshard_after_forward=False on the last "+
+			"blocks, or explicit prefetching); wrap larger modules so there are fewer, larger collectives; with gradient "+
+			"accumulation, skip the reduce-scatter of all but the last micro-step (no_sync()).", units.Pct(float64(sharded)/float64(total)))
+		f.Code = `model = FullyShardedDataParallel(
+    model, device_id=local_rank,
+    auto_wrap_policy=functools.partial(transformer_auto_wrap_policy, transformer_layer_cls={Block}),
+    forward_prefetch=True,                             # issue the next all-gather before this layer's forward
+    backward_prefetch=BackwardPrefetch.BACKWARD_PRE,   # and before the previous layer's backward
 )`
 	default:
 		f.Fix = "Overlap communication with compute: DistributedDataParallel all-reduces gradient buckets during the backward pass " +

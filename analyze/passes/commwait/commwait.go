@@ -80,6 +80,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:    share,
 		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
 		Detail:   map[string]float64{"wait_ns_per_step": float64(per), "cross_rank": 0},
+		Bound:    "none: with the slowest rank fixed, no rank waits",
 		Fix:      Fix,
 		Code:     Code,
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -21,8 +22,12 @@ spans, or host ranges matching --data-range, that is not spent in CUDA copy
 or sync calls, OS memory calls, or while kernels run: the "data" bucket of the
 two-clock split. Bands follow XProf's input-pipeline analysis (5 % / 20 %).
 The fix sizes a worker pool from the measured wait: a pool of N producers
-keeps up when t_data / N <= the rest of the step, so
-num_workers = ceil(t_data / max(t_step - t_data, t_step / 20)) + 1.
+keeps up when t_batch / N <= the rest of the step, so
+num_workers = ceil(t_batch / max(t_step - t_data, t_step / 20)) + 1, where
+t_batch is t_data when the main thread builds batches, and W x the mean step
+when the waits recur every W-th step (W workers already run; the advice is
+never fewer than W + 1). Inference traces get advice about preparing
+inputs ahead, programs that are not PyTorch about loader threads.
 Wasted time: the data bucket. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
@@ -57,6 +62,13 @@ type Detail struct {
 	DataNSPerStep int64 `detail:"data_ns_per_step"`
 	// StepNS is the mean steady step, in nanoseconds.
 	StepNS int64 `detail:"step_ns"`
+	// BatchNS is one batch's production time, t_batch: the data wait when
+	// the main thread builds batches, W x the mean step when the waits
+	// recur every W-th step.
+	BatchNS int64 `detail:"batch_ns"`
+	// RunningWorkers is the number of workers the stall pattern shows the
+	// run already has (0: unknown).
+	RunningWorkers int `detail:"running_workers"`
 }
 
 // DetailOf reads f's detail; ok is false when a key is missing.
@@ -73,7 +85,7 @@ func run(p *analyze.Pass) (any, error) {
 	per, share := ix.PerStep(total)
 	// Evidence: each stretch of data loading (nested data ranges merged),
 	// named by the outermost range that starts it.
-	multi := false
+	multi, single := false, false
 	outer := map[int64]string{}
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
@@ -83,6 +95,9 @@ func run(p *analyze.Pass) (any, error) {
 		name := tl.Name(e.Name)
 		if strings.Contains(name, "MultiProcessing") {
 			multi = true
+		}
+		if strings.Contains(name, "SingleProcess") {
+			single = true
 		}
 		if _, ok := outer[e.Start]; !ok {
 			outer[e.Start] = name // events are sorted: the outermost comes first
@@ -99,43 +114,146 @@ func run(p *analyze.Pass) (any, error) {
 			return fmt.Sprintf("%q: main thread waits %s for data (%s of the range)", outer[iv.Start], units.Dur(w), units.Pct(float64(w)/float64(max(iv.Len(), 1))))
 		}})
 	}
-	var stepNS int64
-	if n := len(ix.Steady); n > 0 {
-		stepNS = ix.SteadyNS / int64(n)
+	stepNS := ix.MeanStepNS()
+	waits := make([]int64, len(ix.Steady))
+	for k, st := range ix.Steady {
+		waits[k] = data.Covered(st.Start, st.End)
 	}
-	workers := Workers(per, stepNS)
+	period, exact := StallPeriod(waits)
+	running := 0 // workers the run already has, from the stall pattern (0: unknown)
+	tBatch := per
+	if period >= 2 && !single {
+		// Stalls every W-th step: W workers already run, each building a
+		// batch in about W steps.
+		running, tBatch = period, int64(period)*stepNS
+		multi = true
+	}
+	workers := WorkersFor(tBatch, per, stepNS)
+	if running > 0 {
+		workers = max(workers, running+1)
+	}
+	prog := advice.Of(ix)
 	f := analyze.Finding{
-		Title:    fmt.Sprintf("input-bound: the main thread waits for data %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
-		WastedNS: per,
-		Share:    share,
-		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS}),
+		Title:            fmt.Sprintf("input-bound: the main thread waits for data %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, 0, share),
+		Bound:            "none: enough producers hide the whole wait",
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail: analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS,
+			BatchNS: tBatch, RunningWorkers: running}),
 	}
-	f.Fix = fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
-		"The main thread waits %s of each %s step; with %d workers each worker has %d steps' time to build its batch, "+
-		"which covers the measured wait. pin_memory=True makes the copy asynchronous and persistent_workers=True avoids re-spawning workers each epoch.",
-		units.Dur(per), units.Dur(stepNS), workers, workers)
-	if multi {
-		f.Fix = "The DataLoader already uses worker processes but they do not keep up: " + fmt.Sprintf("raise num_workers to %d, ", workers) +
-			"make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise prefetch_factor. " + f.Fix
-	}
-	f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
+	switch prog {
+	case advice.Training:
+		f.Fix = trainingFix(per, stepNS, tBatch, workers, running, exact, multi)
+		f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
     dataset, batch_size=batch_size, shuffle=True,
-    num_workers=%d,           # from the measured wait: ceil(t_data / (t_step - t_data)) + 1
+    num_workers=%d,           # ceil(t_batch / (t_step - t_data)) + 1, from the measured wait
     pin_memory=True,          # page-locked batches: fast, asynchronous host-to-device copies
     persistent_workers=True,  # keep workers alive between epochs
     prefetch_factor=2,
 )`, workers)
+	case advice.Inference:
+		f.Fix = workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
+			fmt.Sprintf("The main thread waits for its next input %s of each %s step while the GPU idles. Prepare inputs ahead: "+
+				"build the next input's tensors in %d worker processes or a background thread while the GPU runs the current one, "+
+				"and hand them over in pinned memory.", units.Dur(per), units.Dur(stepNS), workers)
+		f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(inputs, batch_size=None,
+                                     num_workers=%d, pin_memory=True)   # inputs prepared ahead
+with torch.inference_mode():
+    for x in loader:
+        out = model(x.to("cuda", non_blocking=True))`, workers)
+	default:
+		f.Fix = fmt.Sprintf("The main thread waits for its next batch %s of each %s step while the GPU idles. Load batches ahead on "+
+			"%d loader threads into pinned buffers (double buffering), so the next batch is ready when the GPU finishes.", units.Dur(per), units.Dur(stepNS), workers)
+		f.Code = `/* loader threads fill pinned buffer (i+1)%2 while the GPU works on buffer i%2 */
+cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
+	}
 	p.Report(f)
 	return nil, nil
 }
 
-// Workers is design.md's worker count for a data wait of tData per step of
-// tStep nanoseconds: ceil(tData / max(tStep - tData, tStep / 20)) + 1.
-func Workers(tData, tStep int64) int {
-	if tData <= 0 || tStep <= 0 {
+// trainingFix writes the DataLoader advice: workers from the measured wait,
+// and when the stalls recur every W-th step, from the W workers that
+// already run.
+func trainingFix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
+	return workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
+		fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
+			"The main thread waits %s of each %s step; one batch takes about %s to build, so %d workers keep up "+
+			"(a pool of N keeps up when t_batch / N is at most the rest of the step). pin_memory=True makes the copy asynchronous "+
+			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), workers)
+}
+
+// workersPrefix says what the run's workers already do when the waits show
+// that workers run: never advise fewer than the run already has.
+func workersPrefix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
+	switch {
+	case running > 0 && exact:
+		return fmt.Sprintf("The stalls recur every %d steps: %d DataLoader workers already run and each needs about %d steps (%s) "+
+			"per batch. Raise num_workers to %d, make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise "+
+			"prefetch_factor. ", running, running, running, units.Dur(tBatch), workers)
+	case running > 0:
+		return fmt.Sprintf("One step in %d or more stalls: at least %d DataLoader workers already run and each needs about %s "+
+			"per batch. Raise num_workers to %d or more, make __getitem__ cheaper, or raise prefetch_factor. ", running, running,
+			units.Dur(tBatch), workers)
+	case multi:
+		return "The DataLoader already uses worker processes but they do not keep up: raise num_workers by at least " +
+			fmt.Sprintf("%.1fx (t_step / (t_step - t_data)), ", float64(stepNS)/float64(max(stepNS-per, stepNS/20))) +
+			"make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise prefetch_factor. "
+	}
+	return ""
+}
+
+// StallPeriod reads the per-step data waits of the steady steps: when the
+// waits recur every W-th step (W >= 2) with little wait between, W
+// DataLoader workers already run, each building one batch in about W
+// steps. exact is false when only one stall was seen, and W is then the
+// least period consistent with it. It returns 0 when the waits do not
+// stall periodically.
+func StallPeriod(waits []int64) (w int, exact bool) {
+	var top int64
+	for _, v := range waits {
+		top = max(top, v)
+	}
+	if top == 0 || len(waits) < 2 {
+		return 0, false
+	}
+	var stalls []int
+	for k, v := range waits {
+		switch {
+		case 2*v >= top:
+			stalls = append(stalls, k)
+		case 5*v >= top:
+			return 0, false // waits in between: not a clean pattern
+		}
+	}
+	if len(stalls) == 1 {
+		k := stalls[0]
+		return max(k, len(waits)-1-k) + 1, false
+	}
+	d := stalls[1] - stalls[0]
+	for i := 2; i < len(stalls); i++ {
+		if stalls[i]-stalls[i-1] != d {
+			return 0, false
+		}
+	}
+	if d < 2 {
+		return 0, false
+	}
+	return d, true
+}
+
+// Workers is design.md's worker count when the main thread builds each
+// batch itself (t_batch = t_data): WorkersFor(tData, tData, tStep).
+func Workers(tData, tStep int64) int { return WorkersFor(tData, tData, tStep) }
+
+// WorkersFor is design.md's worker count for batches that take tBatch to
+// build, with a data wait of tData per step of tStep nanoseconds:
+// ceil(tBatch / max(tStep - tData, tStep / 20)) + 1.
+func WorkersFor(tBatch, tData, tStep int64) int {
+	if tBatch <= 0 || tStep <= 0 {
 		return 1
 	}
 	rest := max(float64(tStep-tData), float64(tStep)/20)
-	return int(math.Ceil(float64(tData)/rest)) + 1
+	return int(math.Ceil(float64(tBatch)/rest)) + 1
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -23,11 +24,14 @@ var Analyzer = &analyze.Analyzer{
 the main process uses (copies alone count as idle: the GPU computes nothing).
 Each gap longer than --min-gap is attributed to what the host thread that
 launched the work ending the gap was doing meanwhile: a copy call, a sync
-call, an OS call, a data-loading range, another named range, or
-uninstrumented host work. gpu-idle is the symptom; the cause analyzers
-(dataloader-wait, sync-memcpy, munmap-stall, copy-compute-serial, sync-api,
-launch-bound) split it up.
-Wasted time: time with no kernel running. Cost: O(n log n).`,
+call, a memory allocation call, an OS call, a data-loading range, another
+named range, a host operator (cpu_op, python_function: the innermost one
+spanning the gap is named), or uninstrumented host work. gpu-idle is the
+symptom; the cause analyzers (dataloader-wait, sync-memcpy, munmap-stall,
+copy-compute-serial, sync-api, launch-bound, alloc-churn) split it up.
+Wasted time: time with no kernel running. The estimate keeps the copies
+that run with no kernel (copy-engine time), which removing the gaps'
+causes does not remove. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.20, Error: 0.50},
 	VerifyWith: []string{"all"},
@@ -35,12 +39,15 @@ Wasted time: time with no kernel running. Cost: O(n log n).`,
 	Run:        run,
 }
 
+// DispatchGapNS: gaps inside a launching range shorter than this on
+// average are launch and dispatch overhead.
+const DispatchGapNS = 1_000_000
+
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
 	idle := ix.SteadySet.Subtract(ix.AnyKernel)
 	total := idle.Len()
-	var byCause hostact.Split // gap time over --min-gap by host cause
 	if total == 0 {
 		return nil, nil
 	}
@@ -53,38 +60,19 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	acts := hostact.NewCache(ix)
-	// names[c] sums gap time per dominant event name of cause c.
-	var names [hostact.NumCauses]map[string]int64
-	for c := range names {
-		names[c] = map[string]int64{}
-	}
+	t := newTally()
 	var cands []analyze.Candidate
 	for _, g := range idle {
 		if g.Len() < p.Config.MinGapNS {
 			continue
 		}
-		k := sort.Search(len(kernels), func(i int) bool { return tl.Events[kernels[i]].Start >= g.End })
-		thread, hasThread := ix.Main, ix.HasMain
-		gpuTrack := ""
-		if k < len(kernels) {
-			e := &tl.Events[kernels[k]]
-			gpuTrack = ix.Label(e.Track)
-			if e.Link >= 0 {
-				thread, hasThread = tl.Events[e.Link].Track, true
-			}
-		}
-		track := gpuTrack
+		thread, hasThread, track := launcher(ix, kernels, g.End)
 		var th *hostact.Thread
 		var split hostact.Split
 		if hasThread {
 			th = acts.Thread(thread)
 			split = th.Split(g.Start, g.End)
-			for c := range split {
-				byCause[c] += split[c]
-				if n := th.Name(hostact.Cause(c)); n != "" && split[c] > 0 {
-					names[c][n] += split[c]
-				}
-			}
+			t.add(th, split, g.Start, g.End)
 			if track == "" {
 				track = ix.Label(thread)
 			}
@@ -99,14 +87,20 @@ func run(p *analyze.Pass) (any, error) {
 		cands = append(cands, analyze.Candidate{Weight: g.Len(), Describe: describeGap, Evidence: analyze.Evidence{
 			StartNS: g.Start, EndNS: g.End, Track: track}})
 	}
+	byCause, gaps := t.byCause, t.gaps
 	per, share := ix.PerStep(total)
+	// Copies that run with no kernel stay when the gaps' causes go: the
+	// copy engines' time is the residual (unless another fix overlaps it).
+	copyOnly, _ := ix.PerStep(ix.SteadyCovered(ix.Copies.Subtract(ix.Kernels)))
 	top := byCause.Top()
 	f := analyze.Finding{
-		Title:    fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
-		WastedNS: per,
-		Share:    share,
-		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   map[string]float64{"idle_ns_total": float64(total)},
+		Title:            fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, copyOnly, share),
+		Bound:            fmt.Sprintf("copy-engine time: %s per step of copies with no kernel running stays", units.Dur(copyOnly)),
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail:           map[string]float64{"idle_ns_total": float64(total), "copy_only_ns_per_step": float64(copyOnly)},
 	}
 	var gapTotal int64
 	for _, v := range byCause {
@@ -117,15 +111,90 @@ func run(p *analyze.Pass) (any, error) {
 			f.Detail["gap_share_"+strings.ReplaceAll(c.String(), " ", "_")] = float64(byCause[c]) / float64(gapTotal)
 		}
 	}
-	topName, best := "", int64(-1)
-	for n, v := range names[top] {
-		if v > best || (v == best && n < topName) {
-			topName, best = n, v
+	topName := t.topName(top)
+	// Inside a range that launches the GPU's work, many short gaps are
+	// launch and dispatch overhead; gaps of a millisecond or more are host
+	// work (a metric computed on the CPU) that happens to sit in it.
+	launching := false
+	if topName != "" && ix.HasMain && gaps[top] > 0 {
+		short := byCause[top]/int64(gaps[top]) < DispatchGapNS
+		switch top {
+		case hostact.NamedRange:
+			launching = short && acts.Thread(ix.Main).RangeLaunches(topName)
+		case hostact.HostOp:
+			launching = short && acts.Thread(ix.Main).OpLaunches(topName)
 		}
 	}
-	f.Fix, f.Code = fixFor(top, topName, byCause, gapTotal)
+	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, launching, byCause, gapTotal)
 	p.Report(f)
 	return nil, nil
+}
+
+// launcher finds the host thread that launched the first kernel starting
+// at or after end (the work that ended a gap), and the kernel's stream; the
+// main thread when no kernel or launch is known.
+func launcher(ix *index.Index, kernels []int32, end int64) (thread timeline.TrackID, ok bool, gpuTrack string) {
+	tl := ix.TL
+	thread, ok = ix.Main, ix.HasMain
+	k := sort.Search(len(kernels), func(i int) bool { return tl.Events[kernels[i]].Start >= end })
+	if k < len(kernels) {
+		e := &tl.Events[kernels[k]]
+		gpuTrack = ix.Label(e.Track)
+		if e.Link >= 0 {
+			thread, ok = tl.Events[e.Link].Track, true
+		}
+	}
+	return thread, ok, gpuTrack
+}
+
+// tally sums the gaps' host time by cause, counts the gaps each cause
+// dominates, and sums the time per name within each cause (the innermost
+// operator or range for those, the dominant call name for the others).
+type tally struct {
+	byCause hostact.Split
+	gaps    [hostact.NumCauses]int
+	names   [hostact.NumCauses]map[string]int64
+}
+
+func newTally() *tally {
+	t := &tally{}
+	for c := range t.names {
+		t.names[c] = map[string]int64{}
+	}
+	return t
+}
+
+// add counts one gap [lo, hi) that split divides among causes on th.
+func (t *tally) add(th *hostact.Thread, split hostact.Split, lo, hi int64) {
+	t.gaps[split.Top()]++
+	for c := range split {
+		t.byCause[c] += split[c]
+		if split[c] == 0 {
+			continue
+		}
+		n := th.Name(hostact.Cause(c))
+		switch hostact.Cause(c) {
+		case hostact.HostOp:
+			n = th.InnermostOp(lo, hi)
+		case hostact.NamedRange:
+			n = th.InnermostRange(lo + (hi-lo)/2)
+		}
+		if n != "" {
+			t.names[c][n] += split[c]
+		}
+	}
+}
+
+// topName is the name with the most gap time under cause c (ties: the
+// smaller name).
+func (t *tally) topName(c hostact.Cause) string {
+	name, best := "", int64(-1)
+	for n, v := range t.names[c] {
+		if v > best || (v == best && n < name) {
+			name, best = n, v
+		}
+	}
+	return name
 }
 
 // describe says in words how a gap divides among host causes, largest
@@ -154,6 +223,11 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 			if n := th.InnermostRange(lo + (hi-lo)/2); n != "" {
 				label = fmt.Sprintf("host in range %q", n)
 			}
+		case hostact.HostOp:
+			label = "host in operators"
+			if n := th.InnermostOp(lo, hi); n != "" {
+				label = fmt.Sprintf("host in %s", units.Clip(n, 80))
+			}
 		case hostact.Uninstrumented:
 			label = "host busy outside any range or CUDA call"
 		default:
@@ -169,50 +243,120 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 	return strings.Join(out, ", ")
 }
 
-// fixFor points from the symptom to the cause that dominates the gaps.
-func fixFor(top hostact.Cause, topName string, s hostact.Split, total int64) (fix, code string) {
+// fixFor points from the symptom to the cause that dominates the gaps, in
+// the terms of the program (PyTorch training or inference, or CUDA).
+func fixFor(prog advice.Program, top hostact.Cause, topName string, launching bool, s hostact.Split, total int64) (fix, code string) {
 	if total == 0 {
 		return "The idle time is made of gaps shorter than --min-gap: many small bubbles between kernels. " +
-				"See launch-bound and sync-api; CUDA graphs or torch.compile remove launch overhead.",
-			`model = torch.compile(model, mode="reduce-overhead")  # CUDA graphs remove per-kernel launch gaps`
+				"See launch-bound and sync-api; " + prog.Pick("CUDA graphs or torch.compile remove launch overhead.",
+				"CUDA graphs or torch.compile remove launch overhead.", "CUDA graphs (stream capture) remove launch overhead."),
+			prog.Pick(`model = torch.compile(model, mode="reduce-overhead")  # CUDA graphs remove per-kernel launch gaps`,
+				`model = torch.compile(model, mode="reduce-overhead")  # CUDA graphs remove per-kernel launch gaps`,
+				`cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);  /* launch the step's kernels */
+cudaStreamEndCapture(stream, &graph); cudaGraphInstantiate(&exec, graph, 0);
+cudaGraphLaunch(exec, stream);  /* each iteration: one launch */`)
 	}
 	share := units.Pct(float64(s[top]) / float64(total))
 	switch top {
 	case hostact.DataRange:
-		return "Most idle gaps (" + share + ") are spent waiting for the next batch on the host: load data in " +
-				"DataLoader worker processes so batches are ready when the GPU needs them (see dataloader-wait).",
-			`loader = DataLoader(dataset, batch_size=B, num_workers=N, pin_memory=True, persistent_workers=True)`
+		return "Most idle gaps (" + share + ") are spent waiting for the next batch on the host (see dataloader-wait): " +
+				prog.Pick("load data in DataLoader worker processes so batches are ready when the GPU needs them.",
+					"prepare inputs ahead of the GPU (worker processes or a background thread building the next input's tensors).",
+					"load the next batch on another thread while the GPU computes (double buffering)."),
+			prog.Pick(`loader = DataLoader(dataset, batch_size=B, num_workers=N, pin_memory=True, persistent_workers=True)`,
+				`# build the next inputs in a background thread or process while the GPU runs this one`,
+				`/* a loader thread fills buffer (i+1)%2 while the GPU works on buffer i%2 */`)
 	case hostact.CopyCall:
-		return "Most idle gaps (" + share + ") are host-to-device copies the host waits for: copy from pinned " +
-				"memory with non_blocking=True, on a side stream, while the previous step computes (see sync-memcpy, copy-compute-serial).",
-			`x = x.pin_memory().to("cuda", non_blocking=True)`
+		return "Most idle gaps (" + share + ") are host-to-device copies the host waits for: " +
+				prog.Pick("copy from pinned memory with non_blocking=True, on a side stream, while the previous step computes (see sync-memcpy, copy-compute-serial).",
+					"copy from pinned memory with non_blocking=True, on a side stream, while the previous input computes (see sync-memcpy, copy-compute-serial).",
+					"copy from pinned host memory (cudaMallocHost or cudaHostRegister) with cudaMemcpyAsync on a second stream while the previous iteration computes (see sync-memcpy, copy-compute-serial)."),
+			prog.Pick(`x = x.pin_memory().to("cuda", non_blocking=True)`, `x = x.pin_memory().to("cuda", non_blocking=True)`,
+				`cudaMallocHost(&h_buf, bytes);                       /* once */
+cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 	case hostact.SyncCall:
 		return "Most idle gaps (" + share + ") follow host synchronisation that drains the GPU queue " +
-				"(torch.cuda.synchronize, .item(), .cpu()): synchronise less often (see sync-api).",
-			`if step % 50 == 0:
-    print(loss.item())  # read values back every N steps, not every step`
+				prog.Pick("(torch.cuda.synchronize, .item(), .cpu()): synchronise less often (see sync-api).",
+					"(torch.cuda.synchronize, .item(), .cpu()): synchronise less often (see sync-api).",
+					"(cudaDeviceSynchronize, cudaStreamSynchronize, blocking cudaMemcpy): synchronise once per iteration, or wait on events (see sync-api)."),
+			prog.Pick(`if step % 50 == 0:
+    print(loss.item())  # read values back every N steps, not every step`, `# read results back once per input or batch, not after every operation`,
+				`/* launch the iteration's kernels, then one cudaStreamSynchronize (or cudaEventSynchronize) per iteration */`)
+	case hostact.AllocCall:
+		return "Most idle gaps (" + share + ") are device memory allocation calls (" + topName + ") on the launching thread: " +
+				prog.Pick("the caching allocator is off or emptied every step (torch.cuda.empty_cache(), PYTORCH_NO_CUDA_MEMORY_CACHING); allocate once and reuse (see alloc-churn).",
+					"the caching allocator is off or emptied between inputs (torch.cuda.empty_cache(), PYTORCH_NO_CUDA_MEMORY_CACHING); allocate once and reuse (see alloc-churn).",
+					"allocate device memory once outside the loop, or use the stream-ordered allocator (cudaMallocAsync) with a memory pool (see alloc-churn)."),
+			prog.Pick(`# remove torch.cuda.empty_cache() from the loop; unset PYTORCH_NO_CUDA_MEMORY_CACHING`,
+				`# remove torch.cuda.empty_cache() from the inference loop; unset PYTORCH_NO_CUDA_MEMORY_CACHING`,
+				`cudaMallocAsync(&p, bytes, stream); /* ... */ cudaFreeAsync(p, stream);  /* pooled, no device-wide sync */`)
 	case hostact.OSCall:
 		switch call := topName; {
 		case timeline.IsMunmapLike(call):
 			return "Most idle gaps (" + share + ") are " + call + " calls on the launching thread, releasing freed " +
 					"host buffers: reuse batch buffers instead of freeing them each step (see munmap-stall).",
-				`buf = torch.empty(shape, dtype=dtype).pin_memory()  # allocate once, reuse every step`
+				prog.Pick(`buf = torch.empty(shape, dtype=dtype).pin_memory()  # allocate once, reuse every step`,
+					`buf = torch.empty(shape, dtype=dtype).pin_memory()  # allocate once, reuse for every input`,
+					`/* allocate the host buffers once (cudaMallocHost) and reuse them every iteration */`)
 		case call == "ioctl":
 			return "Most idle gaps (" + share + ") are ioctl calls on the launching thread: the CUDA driver at work, " +
 					"typically cudaMalloc/cudaFree or context set-up inside the loop. Allocate device and pinned memory " +
-					"once, outside the loop (PyTorch's caching allocators do this once warmed up).",
-				`# allocate outside the loop and reuse; avoid torch.cuda.empty_cache() in the loop`
+					"once, outside the loop.",
+				prog.Pick(`# allocate outside the loop and reuse; avoid torch.cuda.empty_cache() in the loop`,
+					`# allocate outside the inference loop and reuse; avoid torch.cuda.empty_cache()`,
+					`/* cudaMalloc / cudaMallocHost once before the loop */`)
 		}
 		return "Most idle gaps (" + share + ") are OS calls (" + topName + ") on the launching thread: the thread " +
 				"that should launch the next work is waiting on the system. Move that work off the launching thread.",
 			`# move blocking I/O and system calls off the thread that launches GPU work`
 	case hostact.NamedRange:
-		return "Most idle gaps (" + share + ") are spent in host ranges that launch no GPU work: move that work " +
-				"off the critical path (worker processes, a background thread) or onto the GPU.",
-			`# move per-step host work into DataLoader workers or a background thread`
+		where := ""
+		if topName != "" {
+			where = fmt.Sprintf(" (mostly %q)", units.Clip(topName, 60))
+		}
+		if launching {
+			return "Most idle gaps (" + share + ") are host work inside a range that launches the GPU's work" + where +
+					": the host takes longer between launches (Python, operator dispatch) than the kernels run. " +
+					prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
+						"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
+						"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
+				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
+					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
+		}
+		return "Most idle gaps (" + share + ") are host work inside ranges" + where + " while the GPU has nothing to run: " +
+				prog.Pick("move that work off the training loop's critical path: do it on the GPU, less often (every N steps), or in a background thread; data preparation belongs in DataLoader workers.",
+					"move that work off the critical path (a background thread, overlapping it with the previous input's GPU work) or onto the GPU.",
+					"move that work to another thread, overlap it with the GPU's work of the previous iteration, or port it to the GPU."),
+			prog.Pick(`# e.g. accumulate metrics on the GPU and read them every N steps; prepare data in DataLoader workers`,
+				`# overlap host pre/post-processing with GPU work: a background thread or a second process`,
+				`/* run the host work of iteration i+1 while the GPU runs iteration i */`)
+	case hostact.HostOp:
+		what := "host operators"
+		if topName != "" {
+			what = units.Clip(topName, 80)
+		}
+		if launching {
+			return "Most idle gaps (" + share + ") are host time inside " + what + ", an operator that launches the GPU's work: " +
+					"the host takes longer to dispatch and launch it than the kernels run. " +
+					prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
+						"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
+						"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
+				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
+					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
+		}
+		return "Most idle gaps (" + share + ") are host work in " + what + " while the GPU waits: " +
+				prog.Pick("move it off the training loop's critical path (DataLoader workers for data preparation) or onto the GPU, or overlap it with GPU work.",
+					"this is host-side pre- or post-processing or Python overhead; run it on the GPU, batch several inputs per call, or overlap it with the previous input's GPU work (a background thread or process).",
+					"move it to another thread or onto the GPU, or overlap it with the GPU's work."),
+			prog.Pick(`# move per-step host preprocessing into Dataset.__getitem__ (DataLoader workers) or onto the GPU`,
+				`# preprocess on the GPU (e.g. torchvision.transforms.v2 on CUDA tensors) or overlap it with GPU work`,
+				`/* overlap host work with GPU work of the previous iteration */`)
 	}
-	return "Most idle gaps (" + share + ") are host work outside any range or CUDA call: add " +
-			"torch.profiler.record_function or NVTX ranges around the loop's phases to see what it is.",
-		`with torch.profiler.record_function("get batch"):
-    x, y = next(it)`
+	return "Most idle gaps (" + share + ") are host work outside any range or CUDA call: " +
+			prog.Pick("add torch.profiler.record_function or NVTX ranges around the loop's phases to see what it is.",
+				"add torch.profiler.record_function or NVTX ranges around pre-processing, the model call and post-processing to see what it is.",
+				"add NVTX ranges (nvtxRangePush/Pop) around the loop's phases and capture with nsys --trace=cuda,nvtx to see what it is."),
+		prog.Pick(`with torch.profiler.record_function("get batch"):
+    x, y = next(it)`, `with torch.profiler.record_function("preprocess"):
+    inputs = processor(raw)`, `nvtxRangePushA("phase"); /* ... */ nvtxRangePop();`)
 }

@@ -9,32 +9,41 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Thresholds of design.md.
 const (
-	MinKernelsPerStep = 100
+	MinKernelsPerStep = 20
 	MaxMedianNS       = 20_000
 	// MaxLaunchLagNS: a gap counts only when the next kernel's launch call
 	// began within this long after the GPU ran dry (the host was busy
 	// dispatching and launching, not away doing something else).
 	MaxLaunchLagNS = 100_000
+	// GraphGapNS is the gap that remains between kernels replayed from a
+	// CUDA graph: the residual of the fix.
+	GraphGapNS = 2_000
 )
 
 // Analyzer is launch-bound.
 var Analyzer = &analyze.Analyzer{
 	ID:    "launch-bound",
 	Title: "launch-bound: many short kernels, the GPU waits for launches",
-	Doc: `launch-bound applies when steady steps run at least 100 kernels each with a
+	Doc: `launch-bound applies when steady steps run at least 20 kernels each with a
 median kernel time under 20 µs, each launched by its own API call (kernels
-replayed from CUDA graphs do not count). It counts the idle time between
-consecutive such kernels when the next kernel's launch call had not returned
-before the previous kernel ended and began no more than 100 µs after it: the
-GPU outran a host that was busy dispatching and launching.
+replayed from CUDA graphs, launched by cudaGraphLaunch or hipGraphLaunch, do
+not count). It counts the idle time between consecutive such kernels when
+the next kernel's launch call had not returned before the previous kernel
+ended and began no later than 100 µs after it: the GPU outran a host that
+was busy dispatching and launching. The threshold is a few dozen kernels
+per step, not hundreds, so that eager inference with a few dozen µs-long
+kernels per step and the GPU mostly idle is caught; the title says how much
+of the GPU's idle time the launch gaps are.
 Wasted time: that idle time, where no other cause (copy, sync, OS, data)
-claims it. Cost: O(n log n).`,
+claims it. The estimate keeps about 2 µs per gap, the spacing of kernels
+replayed from a CUDA graph. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.10, Error: 0.30},
 	VerifyWith: []string{"cuda-graph"},
@@ -64,6 +73,11 @@ type Detail struct {
 	LaunchIntervalNS int64 `detail:"launch_interval_ns"`
 	// LaunchCallNS is the median duration of the launch calls themselves.
 	LaunchCallNS int64 `detail:"launch_call_ns"`
+	// GraphKernels counts the steady kernels replayed from CUDA graphs
+	// (not counted as launches).
+	GraphKernels int `detail:"graph_kernels"`
+	// ShareOfIdle is the launch gaps' share of the GPU's idle time.
+	ShareOfIdle float64 `detail:"share_of_idle"`
 }
 
 // DetailOf reads f's detail; ok is false when a key is missing.
@@ -84,12 +98,17 @@ func run(p *analyze.Pass) (any, error) {
 	// launched by its own call (graph replays excluded).
 	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
 	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
+	graph := 0
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
 			continue
 		}
-		if e.Has(timeline.FlagGraph) || e.Link < 0 || tl.Events[e.Link].API != timeline.APILaunch {
+		if e.Has(timeline.FlagGraph) {
+			graph++
+			continue
+		}
+		if e.Link < 0 || tl.Events[e.Link].API != timeline.APILaunch {
 			continue
 		}
 		ks = append(ks, int32(i))
@@ -148,18 +167,48 @@ func run(p *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	per, share := ix.PerStep(total)
-	p.Report(analyze.Finding{
-		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step",
-			len(ks)/steps, units.Dur(med), units.Pct(share)),
-		WastedNS: per,
-		Share:    share,
-		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
+	idle, _ := ix.PerStep(ix.SteadyCovered(ix.SteadySet.Subtract(ix.Kernels)))
+	residual := int64(gaps/steps) * GraphGapNS
+	f := analyze.Finding{
+		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step (%s of its idle time)",
+			len(ks)/steps, units.Dur(med), units.Pct(share), units.Pct(float64(per)/float64(max(idle, 1)))),
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, residual, share),
+		Bound:            fmt.Sprintf("kernels replayed from a CUDA graph still start about %s apart: %s per step stays", units.Dur(GraphGapNS), units.Dur(min(residual, per))),
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
 		Detail: analyze.DetailMap(Detail{KernelsPerStep: len(ks) / steps, MedianKernelNS: med, LaunchGaps: gaps,
-			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: median(intervals), LaunchCallNS: median(calls)}),
-		Fix: "The kernels are shorter than it takes the host to launch them, so the GPU drains its queue and waits. " +
-			"Capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse small " +
-			"operations (torch.compile), or give each kernel more work (larger batches).",
-		Code: `model = torch.compile(model, mode="reduce-overhead")   # fuses ops and replays the step as a CUDA graph`,
-	})
+			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: median(intervals), LaunchCallNS: median(calls),
+			GraphKernels: graph, ShareOfIdle: float64(per) / float64(max(idle, 1))}),
+	}
+	f.Fix, f.Code = fix(advice.Of(ix), graph > 0)
+	p.Report(f)
 	return nil, nil
+}
+
+// fix writes the advice; graphs says the step already replays CUDA graphs
+// for some of its kernels.
+func fix(prog advice.Program, graphs bool) (fix, code string) {
+	fix = "The kernels are shorter than it takes the host to launch them, so the GPU drains its queue and waits. "
+	if graphs {
+		fix += "The step already replays CUDA graphs; the kernels launched one by one outside them are what the GPU waits for: " +
+			"bring them into the captured region, fuse them, or give each more work (larger batches)."
+		return fix, prog.Pick(`# widen the captured region (torch.cuda.graphs / torch.compile) to the eager ops between graph replays`,
+			`# widen the captured region (torch.cuda.graphs / torch.compile) to the eager ops between graph replays`,
+			`/* capture the remaining launches into the graph as well (cudaStreamBeginCapture ... cudaStreamEndCapture) */`)
+	}
+	fix += prog.Pick("Capture the step in a CUDA graph (torch.compile(mode=\"reduce-overhead\") or torch.cuda.graphs), fuse small "+
+		"operations (torch.compile), or give each kernel more work (larger batches).",
+		"Replay the forward pass as a CUDA graph (torch.compile(mode=\"reduce-overhead\"), torch.cuda.graphs, or the serving engine's CUDA graph mode "+
+			"instead of eager mode), fuse small operations (torch.compile), or batch more inputs per step.",
+		"Capture the iteration's launches into a CUDA graph (cudaStreamBeginCapture/cudaStreamEndCapture, cudaGraphInstantiate) and launch it "+
+			"with one cudaGraphLaunch, fuse small kernels, or give each kernel more work.")
+	code = prog.Pick(`model = torch.compile(model, mode="reduce-overhead")   # fuses ops and replays the step as a CUDA graph`,
+		`model = torch.compile(model, mode="reduce-overhead")   # fuses ops and replays the forward pass as a CUDA graph`,
+		`cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+/* launch the iteration's kernels on s */
+cudaStreamEndCapture(s, &graph);
+cudaGraphInstantiate(&exec, graph, 0);
+for (int i = 0; i < n; i++) cudaGraphLaunch(exec, s);`)
+	return fix, code
 }

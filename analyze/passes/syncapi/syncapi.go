@@ -8,6 +8,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -101,24 +102,37 @@ func run(p *analyze.Pass) (any, error) {
 			top, topN = name, c
 		}
 	}
+	prog := advice.Of(ix)
 	p.Report(analyze.Finding{
 		Title: fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
 			n, units.Pct(share), units.Dur(per), top),
-		WastedNS: per,
-		Share:    share,
-		Evidence: analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:   analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, 0, share),
+		Bound:            "none: the wasted time is already capped at what each call waited for",
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
 		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
-			"and the GPU idles until the host has launched the next kernel. Remove per-step synchronisation: torch.cuda.synchronize() " +
-			"outside timing code, loss.item() / .cpu() / print(tensor) every step, and implicit syncs (torch.nonzero, boolean masks). " +
-			"Read metrics every N steps or accumulate them on the GPU.",
-		Code: `running = torch.zeros((), device="cuda")
+			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
+			"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
+				"and implicit syncs (torch.nonzero, boolean masks). Read metrics every N steps or accumulate them on the GPU.",
+			"Remove synchronisation inside the model call: .item() / .cpu() / torch.cuda.synchronize() between operations and implicit syncs "+
+				"(torch.nonzero, boolean masks); read results back once per input or batch.",
+			"Synchronise once per iteration rather than after every launch (cudaDeviceSynchronize after each kernel serialises launch and execution), "+
+				"or record an event and wait on it only where the host needs the results."),
+		Code: prog.Pick(`running = torch.zeros((), device="cuda")
 for step, (x, y) in enumerate(loader):
     loss = train_step(x, y)
     running += loss.detach()            # no host sync
     if step % 100 == 0:
         print(running.item() / 100)     # one sync per 100 steps
-        running.zero_()`,
+        running.zero_()`, `with torch.inference_mode():
+    out = model(x)              # no .item()/.cpu() inside the model
+result = out.cpu()              # one read-back per input`, `for (int it = 0; it < n; it++) {
+    kernel_a<<<g, b, 0, s>>>(...);
+    kernel_b<<<g, b, 0, s>>>(...);     /* no cudaDeviceSynchronize between launches */
+}
+cudaStreamSynchronize(s);              /* once, where the host needs the results */`),
 	})
 	return nil, nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"syscall"
 
@@ -76,8 +77,9 @@ func colorAllowed(tty bool, noColor, termName string) bool {
 }
 
 // Run executes args with ios and returns the exit code. With
-// TRACEAUDIT_CPUPROFILE=FILE set, it writes a CPU profile of the run there
-// (for `go tool pprof`).
+// TRACEAUDIT_CPUPROFILE=FILE set, it writes a CPU profile of the run there,
+// and with TRACEAUDIT_MEMPROFILE=FILE a heap profile of every allocation
+// (for `go tool pprof`, -sample_index=alloc_space).
 func Run(args []string, ios *IO) int {
 	if path := os.Getenv("TRACEAUDIT_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err == nil {
@@ -85,6 +87,16 @@ func Run(args []string, ios *IO) int {
 				defer func() { pprof.StopCPUProfile(); f.Close() }()
 			}
 		}
+	}
+	if path := os.Getenv("TRACEAUDIT_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			runtime.GC() // the profile covers the allocations up to the last collection
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	ios.Args = args
 	root := NewRoot(ios)
@@ -169,32 +181,47 @@ const Stdin = "-"
 
 // load reads one input file ("-": standard input), showing progress on a
 // terminal and passing warnings, which name the file, to stderr.
+//
+// A trace without any kernel or copy is unusable (ingest.Usable): the one
+// error line says what it holds, and its warnings are not shown.
 func load(ios *IO, path string) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
 	// Ctrl-C stops an nsys export cleanly (its temporary files removed).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var warnings []string
 	opts := ingest.Options{
 		Progress: bar.Update,
 		Stage:    bar.Relabel,
 		Context:  ctx,
-		Warn: func(msg string) {
-			bar.Done()
-			fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
-		},
+		Warn:     func(msg string) { warnings = append(warnings, msg) },
 		Note: func(msg string) {
 			bar.Done()
 			fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(msg))
 		},
 	}
-	if path != Stdin {
-		return ingest.Open(path, opts)
-	}
-	if ios.In == nil || ios.InTTY {
+	var tl *timeline.Timeline
+	var err error
+	switch {
+	case path != Stdin:
+		tl, err = ingest.Open(path, opts)
+	case ios.In == nil || ios.InTTY:
 		return nil, usagef("-: standard input is a terminal: pipe a trace in (traceaudit analyze - < run.json)")
+	default:
+		tl, err = ingest.OpenReader("stdin", ios.In, opts)
 	}
-	return ingest.OpenReader("stdin", ios.In, opts)
+	if err == nil {
+		err = ingest.Usable(tl)
+	}
+	if err != nil {
+		return nil, err
+	}
+	bar.Done()
+	for _, msg := range warnings {
+		fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
+	}
+	return tl, nil
 }
 
 // checkStdin refuses reading standard input more than once.

@@ -102,6 +102,24 @@ func TestBadInputs(t *testing.T) {
 			"CREATE TABLE OSRT_API (start INTEGER, end INTEGER, eventClass INTEGER, globalTid INTEGER, nameId INTEGER, returnValue INTEGER, nestingLevel INTEGER, callchainId INTEGER)"),
 			"", 2, "no CUDA activity: capture with --trace=cuda"},
 		{"torn SQLite", writeFile(t, dir, "torn.sqlite", good[:len(good)/2]), "", 2, "torn.sqlite"},
+		// One exit rule (design.md): no kernel and no copy is unusable, in
+		// either format, with what the trace holds and what to capture.
+		{"CPU-only Chrome trace", writeFile(t, dir, "cpuonly.json", []byte(`{"traceEvents":[`+
+			`{"ph":"X","cat":"cpu_op","name":"aten::add","pid":1,"tid":1,"ts":1,"dur":2},`+
+			`{"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":1,"tid":1,"ts":0,"dur":5}]}`)),
+			"", 2, "no GPU kernel or copy in the trace: it holds 1 ranges, 1 host operators (capture GPU activity: nsys profile --trace=cuda"},
+		{"memsets only", writeFile(t, dir, "memsets.json", []byte(`{"traceEvents":[`+
+			`{"ph":"X","cat":"gpu_memset","name":"Memset (Device)","pid":0,"tid":7,"ts":1,"dur":2,"args":{"bytes":64}}]}`)),
+			"", 2, "no GPU kernel or copy in the trace: it holds 1 memsets"},
+		{"another accelerator's device events", writeFile(t, dir, "mtia.json", []byte(`{"traceEvents":[`+
+			`{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2},`+
+			`{"ph":"X","cat":"mtia_ccp_events","name":"mm_kernel","pid":2,"tid":3,"ts":2,"dur":5},`+
+			`{"ph":"X","cat":"mtia_ccp_events","name":"mm_kernel","pid":2,"tid":3,"ts":9,"dur":5}]}`)),
+			"", 2, "device events in categories traceaudit does not read: mtia_ccp_events (2 events)"},
+		{"launches without kernel activity", writeFile(t, dir, "nokernels.json", []byte(`{"traceEvents":[`+
+			`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":1,"dur":2,"args":{"correlation":5}},`+
+			`{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":4,"dur":2,"args":{"correlation":6}}]}`)),
+			"", 2, "kernel activity not recorded: 2 kernel launches but no kernel executions"},
 		{"nsys report", writeFile(t, dir, "run.nsys-rep", random), "", 2, "nsys export --type sqlite -o " + filepath.Join(dir, "run.sqlite")},
 		{"qdrep report", writeFile(t, dir, "old.qdrep", random), "", 2, "nsys export --type sqlite"},
 		{"folder without traces", emptyDir(t, dir), "", 2, "the folder holds no trace files"},

@@ -225,17 +225,34 @@ func TestJobDiff(t *testing.T) {
 			Rank        int     `json:"rank"`
 			StepSpeedup float64 `json:"step_speedup"`
 			Findings    struct {
-				Resolved []string `json:"resolved"`
+				Changes []struct {
+					ID     string `json:"id"`
+					Before struct {
+						Severity string `json:"severity"`
+					} `json:"before"`
+					After struct {
+						Severity string `json:"severity"`
+					} `json:"after"`
+				} `json:"changes"`
 			} `json:"findings"`
 		} `json:"ranks"`
 	}
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}
-	// Steps of 247 ms and 35.2 ms at the slowest rank.
-	if d.StepSpeedup < 6.5 || d.StepSpeedup > 7.5 || d.Straggler.Before == nil || d.Straggler.Before.Rank != 1 || d.Straggler.After != nil ||
-		d.Straggler.Status != "resolved" || len(d.Ranks) != 2 || !strings.Contains(strings.Join(d.Ranks[0].Findings.Resolved, " "), "comm-") {
-		t.Errorf("job diff %s", out[:min(len(out), 2000)])
+	// Steps of 247 ms and 32.0 ms at the slowest rank; rank 0's exposed
+	// collectives drop from an error (83 % of its step) to a warning (18 %).
+	commExposed := ""
+	if len(d.Ranks) == 2 {
+		for _, c := range d.Ranks[0].Findings.Changes {
+			if c.ID == "comm-exposed" {
+				commExposed = c.Before.Severity + " -> " + c.After.Severity
+			}
+		}
+	}
+	if d.StepSpeedup < 7 || d.StepSpeedup > 8.5 || d.Straggler.Before == nil || d.Straggler.Before.Rank != 1 || d.Straggler.After != nil ||
+		d.Straggler.Status != "resolved" || len(d.Ranks) != 2 || commExposed != "error -> warning" {
+		t.Errorf("job diff (rank 0's comm-exposed %q) %s", commExposed, out[:min(len(out), 2000)])
 	}
 	text, _, _ := run(t, "diff", before, after)
 	text = strings.ReplaceAll(strings.ReplaceAll(text, before, "BEFORE"), after, "AFTER")

@@ -131,8 +131,9 @@ func TestDiff(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &d); err != nil {
 		t.Fatal(err)
 	}
-	// The traces' median steps are 511 ms and 64.8 ms.
-	if d.StepSpeedup < 7.5 || d.StepSpeedup > 8.3 {
+	// The traces' median steps are 511 ms and 61.6 ms (r3's GPU runs behind
+	// its host, so its steps are GPU-paced).
+	if d.StepSpeedup < 7.5 || d.StepSpeedup > 8.5 {
 		t.Errorf("step speedup %.2f", d.StepSpeedup)
 	}
 	for _, id := range []string{"dataloader-wait", "sync-memcpy"} {

@@ -1,8 +1,9 @@
 // Package hostact tells what a host thread was doing over a time window:
-// in a copy call, a synchronising call, an OS call, a data-loading range,
-// another named range, or uninstrumented work. Analyzers use it to explain
-// GPU idle gaps by the activity of the thread that launched the work that
-// ended them.
+// in a copy call, a synchronising call, a memory allocation call, an OS
+// call, a data-loading range, another named range, a host operator
+// (cpu_op, python_function), or uninstrumented work. Analyzers use it to
+// explain GPU idle gaps by the activity of the thread that launched the
+// work that ended them.
 package hostact
 
 import (
@@ -21,14 +22,20 @@ type Cause int
 const (
 	CopyCall Cause = iota
 	SyncCall
+	// AllocCall is a device or pinned memory allocation or free
+	// (cudaMalloc, cudaFree, hipFree, cuMemAlloc, cudaHostAlloc).
+	AllocCall
 	OSCall
 	DataRange
 	NamedRange
+	// HostOp is a host operator outside any named range: a cpu_op or a
+	// python_function (PyTorch profiler traces).
+	HostOp
 	Uninstrumented
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"copy calls", "sync calls", "OS calls", "data loading", "named ranges", "uninstrumented host work"}
+var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "named ranges", "host operators", "uninstrumented host work"}
 
 func (c Cause) String() string { return causeNames[c] }
 
@@ -37,9 +44,15 @@ type Thread struct {
 	sets [NumCauses - 1]ivl.Set
 	// names[c] is the most common event name of cause c, for reports.
 	names [NumCauses - 1]string
-	// ranges are the named ranges, for the innermost-name lookup.
-	ranges []int32
-	tl     *timeline.Timeline
+	// ranges are the named ranges and ops the host operators, for the
+	// innermost-name lookups, with the index in the same list of each
+	// one's enclosing event (-1: none).
+	ranges, ops           []int32
+	rangeParent, opParent []int32
+	// launches are the start times of the thread's API calls that
+	// launched GPU work.
+	launches []int64
+	tl       *timeline.Timeline
 }
 
 // Split is time per cause in nanoseconds.
@@ -85,12 +98,27 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		cause := Cause(-1)
 		switch e.Kind {
 		case timeline.KindAPI:
+			if e.Link >= 0 {
+				th.launches = append(th.launches, e.Start)
+			}
 			switch {
 			case e.API.IsCopy():
-				cause = CopyCall
+				// The call's waits for queued work (before its transfer)
+				// or for completion (after it) are sync time, as in the
+				// two-clock split: pinning would not remove them.
+				part, waits := index.SplitCopyCall(tl, e)
+				raw[CopyCall] = append(raw[CopyCall], part)
+				raw[SyncCall] = append(raw[SyncCall], waits...)
+				counts[CopyCall][e.Name] += int(part.Len())
+				continue
 			case e.API == timeline.APISync:
 				cause = SyncCall
+			case e.API == timeline.APIAlloc:
+				cause = AllocCall
 			}
+		case timeline.KindOp:
+			cause = HostOp
+			th.ops = append(th.ops, i)
 		case timeline.KindOS:
 			cause = OSCall
 		case timeline.KindRange:
@@ -122,8 +150,29 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		}
 		th.names[k] = timeline.BaseAPIName(tl.Name(best))
 	}
+	th.rangeParent, th.opParent = parents(tl, th.ranges), parents(tl, th.ops)
 	c.m[t] = th
 	return th
+}
+
+// parents returns, for each event of list (sorted by start, enclosing
+// events first), the position in list of the innermost event that
+// encloses it, or -1. Cost: O(len(list)).
+func parents(tl *timeline.Timeline, list []int32) []int32 {
+	out := make([]int32, len(list))
+	var stack []int32
+	for k, i := range list {
+		e := &tl.Events[i]
+		for len(stack) > 0 && tl.Events[list[stack[len(stack)-1]]].End < e.End {
+			stack = stack[:len(stack)-1]
+		}
+		out[k] = -1
+		if len(stack) > 0 {
+			out[k] = stack[len(stack)-1]
+		}
+		stack = append(stack, int32(k))
+	}
+	return out
 }
 
 // Split says how [lo, hi) divides among the causes on this thread.
@@ -147,16 +196,55 @@ func (th *Thread) Name(c Cause) string {
 	return th.names[c]
 }
 
+// RangeLaunches reports whether ranges of that name on this thread
+// launch GPU work (a forward pass does; a "log metrics" range does not).
+func (th *Thread) RangeLaunches(name string) bool { return th.launchesIn(th.ranges, name) }
+
+// OpLaunches reports whether host operators of that name on this thread
+// launch GPU work (aten::cudnn_convolution does; a preprocessing function
+// in Python does not).
+func (th *Thread) OpLaunches(name string) bool { return th.launchesIn(th.ops, name) }
+
+// launchesIn reports whether an event of list with that name holds a
+// launch call.
+func (th *Thread) launchesIn(list []int32, name string) bool {
+	for _, i := range list {
+		e := &th.tl.Events[i]
+		if th.tl.Name(e.Name) != name {
+			continue
+		}
+		k := sort.Search(len(th.launches), func(k int) bool { return th.launches[k] >= e.Start })
+		if k < len(th.launches) && th.launches[k] < e.End {
+			return true
+		}
+	}
+	return false
+}
+
 // InnermostRange is the name of the innermost named range covering t, or
-// "": of the ranges that cover t, the one that starts last. Cost: a binary
-// search, then a walk back over at most maxWalk earlier ranges.
+// "".
 func (th *Thread) InnermostRange(t int64) string {
-	const maxWalk = 4096
-	ev := th.tl.Events
-	i := sort.Search(len(th.ranges), func(k int) bool { return ev[th.ranges[k]].Start > t }) - 1
-	for n := 0; i >= 0 && n < maxWalk; i, n = i-1, n+1 {
-		if e := &ev[th.ranges[i]]; e.End > t {
-			return th.tl.Name(e.Name)
+	return innermost(th.tl, th.ranges, th.rangeParent, t, t, t+1)
+}
+
+// InnermostOp is the name of the innermost host operator (cpu_op,
+// python_function) that covers at least half of [lo, hi), or "": what the
+// host was running through most of a gap, at the deepest level that still
+// spans it (a preprocessing function rather than the interpreter's main).
+func (th *Thread) InnermostOp(lo, hi int64) string {
+	return innermost(th.tl, th.ops, th.opParent, lo+(hi-lo)/2, lo, hi)
+}
+
+// innermost returns the name of the innermost event of list (sorted by
+// start, nested, with parent links) that covers t and at least half of
+// [lo, hi). Cost: a binary search, then a walk up the enclosing events.
+func innermost(tl *timeline.Timeline, list, parent []int32, t, lo, hi int64) string {
+	ev := tl.Events
+	k := int32(sort.Search(len(list), func(k int) bool { return ev[list[k]].Start > t }) - 1)
+	for ; k >= 0; k = parent[k] {
+		e := &ev[list[k]]
+		if e.End > t && 2*(min(e.End, hi)-max(e.Start, lo)) >= hi-lo {
+			return tl.Name(e.Name)
 		}
 	}
 	return ""

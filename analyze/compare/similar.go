@@ -1,0 +1,96 @@
+package compare
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// MinSharedKernels is the share of kernel names (of the two runs' names
+// together) below which two runs are too unrelated for a step speedup to
+// mean anything.
+const MinSharedKernels = 0.2
+
+// Similarity says how much two runs have in common: the share of kernel
+// names they share, whether their steps come from the same kind of range,
+// and whether they ran on the same GPU models.
+type Similarity struct {
+	// SharedKernels is |names in both| / |names in either|, from 0 to 1.
+	SharedKernels float64 `json:"shared_kernels"`
+	// SameSteps says the steps are named alike (ProfilerStep in both, or
+	// the same repeated range).
+	SameSteps bool `json:"same_steps"`
+	// SameDevices says the runs' GPU models are the same, or unknown in
+	// one of them.
+	SameDevices bool `json:"same_devices"`
+}
+
+// similarity compares two analysed runs. Cost: O(names).
+func similarity(before, after *audit.Report) (Similarity, string) {
+	var s Similarity
+	if before.Timeline == nil || after.Timeline == nil {
+		return Similarity{SharedKernels: 1, SameSteps: true, SameDevices: true}, ""
+	}
+	kb, ka := kernelNames(before.Timeline), kernelNames(after.Timeline)
+	both, either := 0, len(kb)
+	for n := range ka {
+		if kb[n] {
+			both++
+		} else {
+			either++
+		}
+	}
+	s.SharedKernels = 1
+	if either > 0 {
+		s.SharedKernels = float64(both) / float64(either)
+	}
+	s.SameSteps = stepKind(before.Steps.Source) == stepKind(after.Steps.Source)
+	db, da := deviceNames(before.Timeline), deviceNames(after.Timeline)
+	s.SameDevices = len(db) == 0 || len(da) == 0 || slices.Equal(db, da)
+	var why []string
+	if s.SharedKernels < MinSharedKernels {
+		why = append(why, fmt.Sprintf("%s of their kernel names", units.Pct(s.SharedKernels)))
+	}
+	if !s.SameSteps {
+		why = append(why, fmt.Sprintf("steps from %s vs %s", before.Steps.Source, after.Steps.Source))
+	}
+	if !s.SameDevices {
+		why = append(why, fmt.Sprintf("GPUs %s vs %s", strings.Join(db, ", "), strings.Join(da, ", ")))
+	}
+	// Kernel names decide: two versions of one program may change how
+	// steps are marked or run on another GPU, but keep most kernels.
+	if s.SharedKernels >= MinSharedKernels && len(why) < 2 {
+		return s, ""
+	}
+	return s, "the two runs share little (" + strings.Join(why, "; ") + "): they look like different programs, so the step speedup and the finding changes may compare unrelated work"
+}
+
+// kernelNames is the set of kernel names of a timeline.
+func kernelNames(tl *timeline.Timeline) map[string]bool {
+	out := map[string]bool{}
+	for i := range tl.Events {
+		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && !e.Has(timeline.FlagGraphExec) {
+			out[tl.Name(e.Name)] = true
+		}
+	}
+	return out
+}
+
+// deviceNames are the sorted distinct GPU model names.
+func deviceNames(tl *timeline.Timeline) []string {
+	var out []string
+	for _, d := range tl.Devices {
+		if d.Name != "" && !slices.Contains(out, d.Name) {
+			out = append(out, d.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// stepKind is the step source without GPU pacing.
+func stepKind(source string) string { return strings.TrimSuffix(source, " (GPU-paced)") }

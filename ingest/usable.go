@@ -1,0 +1,108 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// ErrNoGPUWork is wrapped by Usable's error: the trace holds no kernel and
+// no copy, so there is nothing to analyse.
+var ErrNoGPUWork = errors.New("no GPU kernel or copy in the trace")
+
+// Usable applies design.md's one exit rule: a trace with no kernel and no
+// memcpy (memsets, API calls and ranges do not count), in either format,
+// is unusable. The *Error says what the trace holds and what to capture:
+// the categories of device events it does not read, "kernel activity not
+// recorded" when it holds kernel launches without kernels, else how to
+// record GPU activity.
+func Usable(tl *timeline.Timeline) error {
+	var kernels, copies, memsets, launches, apis, ranges, ops, oscalls int
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		switch e.Kind {
+		case timeline.KindKernel:
+			kernels++
+		case timeline.KindMemcpy:
+			copies++
+		case timeline.KindMemset:
+			memsets++
+		case timeline.KindAPI:
+			apis++
+			if e.API == timeline.APILaunch {
+				launches++
+			}
+		case timeline.KindRange:
+			ranges++
+		case timeline.KindOp:
+			ops++
+		case timeline.KindOS:
+			oscalls++
+		}
+	}
+	if kernels > 0 || copies > 0 {
+		return nil
+	}
+	var holds []string
+	add := func(n int, what string) {
+		if n > 0 {
+			holds = append(holds, units.Count(n)+" "+what)
+		}
+	}
+	add(apis, "API calls")
+	add(ranges, "ranges")
+	add(ops, "host operators")
+	add(oscalls, "OS calls")
+	add(memsets, "memsets")
+	unread := unreadCategories(tl.Unread)
+	if unread != "" {
+		holds = append(holds, "device events in categories traceaudit does not read: "+unread)
+	}
+	what := "nothing"
+	if len(holds) > 0 {
+		what = strings.Join(holds, ", ")
+	}
+	e := &Error{Path: tl.Source.Path, Err: fmt.Errorf("%w: it holds %s", ErrNoGPUWork, what)}
+	switch {
+	case unread != "":
+		e.Hint = "traceaudit reads NVIDIA CUDA and AMD ROCm GPU activity (kernel, gpu_memcpy); a trace of another accelerator cannot be analysed"
+	case launches > 0:
+		e.Err = fmt.Errorf("%w: kernel activity not recorded: %s kernel launches but no kernel executions (it holds %s)", ErrNoGPUWork, units.Count(launches), what)
+		e.Hint = "record kernel activity: nsys profile --trace=cuda (not a CUPTI counter or API-only capture), or torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])"
+	default:
+		e.Hint = "capture GPU activity: nsys profile --trace=cuda,nvtx,osrt, or torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])"
+	}
+	return e
+}
+
+// unreadCategories lists the unread categories, most events first, with
+// their counts.
+func unreadCategories(m map[string]int) string {
+	type kc struct {
+		k string
+		n int
+	}
+	var all []kc
+	for k, n := range m {
+		all = append(all, kc{k, n})
+	}
+	slices.SortFunc(all, func(a, b kc) int {
+		if a.n != b.n {
+			return b.n - a.n
+		}
+		return strings.Compare(a.k, b.k)
+	})
+	var out []string
+	for i, c := range all {
+		if i == 3 {
+			out = append(out, fmt.Sprintf("and %d more", len(all)-3))
+			break
+		}
+		out = append(out, fmt.Sprintf("%s (%s events)", c.k, units.Count(c.n)))
+	}
+	return strings.Join(out, ", ")
+}
