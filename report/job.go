@@ -219,12 +219,22 @@ func verdictHead(v string) string {
 	return h
 }
 
-// waitCell is a rank's wait for the others per step, with its share.
+// waitCell is a rank's wait for the others per step, with its share: the
+// share its comm-wait finding gives (of the steady window, like every
+// finding), else of its mean step.
 func waitCell(r *job.Rank) string {
-	if r.WaitNSPerStep == 0 || r.Steps.MedianNS == 0 {
+	if r.WaitNSPerStep == 0 {
 		return units.Dur(r.WaitNSPerStep)
 	}
-	return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(float64(r.WaitNSPerStep)/float64(r.Steps.MedianNS)))
+	for _, f := range r.Findings {
+		if f.ID == "comm-wait" && f.WastedNS == r.WaitNSPerStep {
+			return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(f.Share))
+		}
+	}
+	if r.Steps.MeanNS == 0 {
+		return units.Dur(r.WaitNSPerStep)
+	}
+	return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(float64(r.WaitNSPerStep)/float64(r.Steps.MeanNS)))
 }
 
 // topFinding is a report's finding with the most wasted time, leaving out

@@ -97,7 +97,19 @@ func (j *Report) straggler(t *totals, o Options) {
 		}
 	}
 	ns /= int64(len(ranks) - 1)
-	share := float64(ns) / step
+	// Its share of the others' step is on the footing of their comm-wait
+	// findings too: of their mean steady step (window over steps).
+	var others float64
+	for i, q := range ranks {
+		if i != best {
+			w := float64(q.SteadyWindowNS) / float64(steadySteps(q.Report))
+			if w <= 0 {
+				w = float64(q.Steps.MedianNS)
+			}
+			others += w / float64(len(ranks)-1)
+		}
+	}
+	share := float64(ns) / others
 	r := ranks[best]
 	cause, cf := Cause(r.Report)
 	j.Job.Straggler = &Straggler{Rank: *r.Rank, Device: *r.Device, PID: *r.PID, File: r.File, Cause: cause, WaitNSPerStep: ns}
