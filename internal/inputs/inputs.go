@@ -71,7 +71,8 @@ type Options struct {
 	// KeepTimeline keeps the timeline and index of a Single result (for
 	// plots and the replay); other results never keep them.
 	KeepTimeline bool
-	// Workers bounds the traces read at once (0: by memory and CPUs).
+	// Workers bounds the traces read at once (0: one per CPUsPerTrace
+	// CPUs, as memory allows).
 	Workers int
 	// MemoryLimit is the memory the traces in flight may use (0: half the
 	// memory available).

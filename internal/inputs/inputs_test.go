@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -237,22 +236,6 @@ func TestBatch(t *testing.T) {
 	}
 }
 
-func TestPoolSize(t *testing.T) {
-	f := filepath.Join(t.TempDir(), "big.json")
-	if err := os.WriteFile(f, make([]byte, 1000), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if n := poolSize([]string{f, f, f}, 2500); n != min(2, runtime.GOMAXPROCS(0)) {
-		t.Errorf("pool of 1000-byte JSON traces in 2500 bytes: %d", n)
-	}
-	if n := poolSize([]string{f, f, f}, 1500); n != 1 {
-		t.Errorf("pool of 1000-byte JSON traces in 1500 bytes: %d", n)
-	}
-	if n := poolSize([]string{f}, 10); n != 1 {
-		t.Errorf("a trace larger than the memory still gets one worker: %d", n)
-	}
-}
-
 // The reduce over per-rank JSON, as a task per rank writes it, equals the
 // analysis of the traces together.
 func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
@@ -337,5 +320,50 @@ func TestCPUStragglerJob(t *testing.T) {
 	res, err = Analyze([]string{testfix.Project("c1_cpu_fixed.rank0.pt.trace.json.gz"), testfix.Project("c1_cpu_fixed.rank1.pt.trace.json.gz")}, Options{})
 	if err != nil || res.Job.Job.Straggler != nil {
 		t.Fatalf("c1: %v %+v", err, res.Job.Job.Straggler)
+	}
+}
+
+func TestPoolSize(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(f, make([]byte, 1000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n            int
+		limit        int64
+		cpus, traces int
+		why          string
+	}{
+		{3, 1, 2, 1, "a trace larger than the memory still gets one worker"},
+		{3, 10_000, 2, 1, "2 CPUs: one trace at a time"},
+		{3, 10_000, 8, 2, "8 CPUs: two"},
+		{3, 2500, 16, 2, "16 CPUs, memory for two traces of 1000 bytes"},
+		{9, 1_000_000, 32, 8, "32 CPUs: eight"},
+	} {
+		paths := make([]string, c.n)
+		for i := range paths {
+			paths[i] = f
+		}
+		if got := poolSize(paths, c.limit, c.cpus); got != c.traces {
+			t.Errorf("%s: %d traces at once, want %d", c.why, got, c.traces)
+		}
+	}
+}
+
+// Two traces at a time give the same job, rank for rank, as one at a time.
+func TestWorkersSameResult(t *testing.T) {
+	files := []string{ddp("d0_straggler.rank1.pt.trace.json.gz"), ddp("d0_straggler.rank0.pt.trace.json.gz")}
+	var docs [2][]byte
+	for i, w := range []int{1, 2} {
+		res, err := Analyze(files, Options{Workers: w})
+		if err != nil || res.Kind != KindJob {
+			t.Fatalf("workers %d: %v", w, err)
+		}
+		if docs[i], err = json.Marshal(res.Job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(docs[0], docs[1]) {
+		t.Error("the job of two workers differs from the job of one")
 	}
 }
