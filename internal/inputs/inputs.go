@@ -77,6 +77,10 @@ type Options struct {
 	// MemoryLimit is the memory the traces in flight may use (0: half the
 	// memory available).
 	MemoryLimit int64
+	// KeepMemoryLimit keeps the soft memory limit under which several
+	// traces are analysed after Analyze returns, for a command that renders
+	// the result and exits: rendering then stays within it too.
+	KeepMemoryLimit bool
 }
 
 // Result is what the inputs were and their analysis.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -365,5 +366,32 @@ func TestWorkersSameResult(t *testing.T) {
 	}
 	if !bytes.Equal(docs[0], docs[1]) {
 		t.Error("the job of two workers differs from the job of one")
+	}
+}
+
+// Several traces are analysed under a soft memory limit near the traces in
+// flight (small traces: the floor), given back when Analyze returns unless
+// the caller keeps it for rendering.
+func TestMemoryLimit(t *testing.T) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		t.Skip("GOMEMLIMIT is set: the user's limit is kept")
+	}
+	prev := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(prev)
+	files := []string{ddp("d0_straggler.rank0.pt.trace.json.gz"), ddp("d0_straggler.rank1.pt.trace.json.gz")}
+	if _, err := Analyze(files, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != prev {
+		t.Errorf("limit after Analyze %d, before %d", got, prev)
+	}
+	if _, err := Analyze(files, Options{KeepMemoryLimit: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Two .gz ranks of 370 kB: 12 bytes a byte with headroom is 7 MB, so
+	// the floor.
+	got := debug.SetMemoryLimit(-1)
+	if got != MinLimit || got >= prev {
+		t.Errorf("kept limit %d, want %d", got, MinLimit)
 	}
 }

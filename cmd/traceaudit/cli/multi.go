@@ -37,7 +37,9 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 	for _, s := range skipped {
 		fmt.Fprintf(ios.Err, "traceaudit: %s: skipped: its export %s.sqlite is read\n", s, strings.TrimSuffix(filepath.Base(s), filepath.Ext(s)))
 	}
-	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep}
+	// The command renders the result and exits: the memory limit of a run
+	// over several traces holds while it renders too.
+	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep, KeepMemoryLimit: ios.OneShot}
 	if len(paths) == 1 {
 		o.Open = func(p string) (*timeline.Timeline, error) { return load(ios, p) }
 		return inputs.Analyze(args, o)
