@@ -27,7 +27,13 @@ func multiGPU(t *testing.T) []string {
 		"tracelens_b200_vllm_eager_tp8_rank0.json.gz"} {
 		files = append(files, testfix.Shared(t, "chrome", n))
 	}
-	return append(files, testfix.SharedGlob(t, "nsys", "nsys-2026.2.1_torch-2gpu-*.sqlite")...)
+	files = append(files, testfix.SharedGlob(t, "nsys", "nsys-2026.2.1_torch-2gpu-*.sqlite")...)
+	// The project's own 2-GPU captures: a CPU straggler, FSDP, DDP buckets.
+	own, err := filepath.Glob(testfix.Project("[cfk][01]_*"))
+	if err != nil || len(own) != 18 {
+		t.Fatalf("%d of the 18 project multi-GPU fixtures: %v", len(own), err)
+	}
+	return append(files, own...)
 }
 
 // On every multi-GPU trace, collectives never count as compute: the
