@@ -36,9 +36,9 @@ var rules = []rule{
 // above them that link it in. An entry ending in "/" covers a subtree; any
 // other entry is one package.
 var allowed = map[string][]string{
-	"modernc.org/sqlite":            {"ingest/nsys", "ingest", "cmd/", "internal/benchrun", "internal/testaudit"},
-	"github.com/tidwall/gjson":      {"ingest/chrome", "ingest", "cmd/", "internal/benchrun", "internal/testaudit"},
-	"github.com/klauspost/compress": {"ingest", "cmd/", "internal/benchrun", "internal/testaudit"},
+	"modernc.org/sqlite":            {"ingest/nsys", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
+	"github.com/tidwall/gjson":      {"ingest/chrome", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
+	"github.com/klauspost/compress": {"ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
 	"gonum.org/v1/plot":             {"report/plot", "report/folder", "cmd/", "internal/benchrun"},
 	"github.com/ebitengine/purego":  {"replay/cuda", "replay/cudaexec", "cmd/"},
 }

@@ -17,7 +17,8 @@ import (
 func TestTextRoundTrip(t *testing.T) {
 	paths, _ := filepath.Glob(testfix.Project("*.nsys.sqlite"))
 	gz, _ := filepath.Glob(testfix.Project("*.json.gz"))
-	paths = append(paths, gz...)
+	ddp, _ := filepath.Glob(testfix.Project("h200-ddp/*"))
+	paths = append(append(paths, gz...), ddp...)
 	if len(paths) < 4 {
 		t.Fatalf("found %d fixtures under fixtures/", len(paths))
 	}
@@ -34,6 +35,9 @@ func TestTextRoundTrip(t *testing.T) {
 			back, err := timelinetext.Decode(text.Bytes())
 			if err != nil {
 				t.Fatal(err)
+			}
+			if back.Dist != tl.Dist || fmt.Sprint(back.Collectives) != fmt.Sprint(tl.Collectives) {
+				t.Errorf("job %+v and %d collectives, want %+v and %d", back.Dist, len(back.Collectives), tl.Dist, len(tl.Collectives))
 			}
 			if back.Source != tl.Source || back.Observed != tl.Observed || fmt.Sprint(back.Devices) != fmt.Sprint(tl.Devices) {
 				t.Errorf("header %+v %+v %+v, want %+v %+v %+v", back.Source, back.Observed, back.Devices, tl.Source, tl.Observed, tl.Devices)

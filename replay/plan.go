@@ -201,15 +201,17 @@ func Build(r *audit.Report) (*Plan, error) {
 	if len(ix.Steady) == 0 {
 		return nil, fmt.Errorf("no steady steps to replay")
 	}
-	if len(ix.Kernels) == 0 {
+	if len(ix.AnyKernel) == 0 {
 		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
 	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady))}
 	n := int64(len(ix.Steady))
-	p.ObservedGPUNS = (ix.SteadyCovered(ix.Kernels) + ix.SteadyCovered(ix.Copies)) / n
+	p.ObservedGPUNS = (ix.SteadyCovered(ix.AnyKernel) + ix.SteadyCovered(ix.Copies)) / n
 	b := ix.MeanBreakdown()
 	st := &p.Step
-	st.DataNS, st.OtherNS, st.ComputeNS = b[index.Data], b[index.Other], b[index.Compute]
+	// Communication kernels occupy the GPU like compute on one rank's
+	// replay: they replay as GPU time.
+	st.DataNS, st.OtherNS, st.ComputeNS = b[index.Data], b[index.Other], b[index.Compute]+b[index.Comm]
 	// Sync waits emerge from the replay itself (the host waits for the
 	// spin kernel); the sync bucket's time without kernels is host work.
 	st.OtherNS += b[index.Sync]

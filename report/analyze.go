@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -25,15 +26,27 @@ func analyzeText(p *printer, r *audit.Report) {
 		p.line("")
 		p.line("no findings: nothing starves the GPU beyond the info threshold")
 	}
-	origin := windowStart(r)
-	for i, f := range r.Findings {
+	findingsText(p, r.Findings, windowStart(r), func(f analyze.Finding) string {
+		return fmt.Sprintf("traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), r.File)
+	})
+	notObservableText(p, r)
+}
+
+// findingsText writes findings, numbered, each with its fix, code,
+// evidence (times from origin) and the replay command that verifies it.
+func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(analyze.Finding) string) {
+	for i, f := range fs {
 		p.line("")
 		sev := p.paint(fmt.Sprintf("%-7s", strings.ToUpper(f.Severity.String())), severityColor(f.Severity.String()))
 		if f.WastedNS == 0 {
 			p.line("%d. %s %-20s informational: no time wasted", i+1, sev, f.ID)
 		} else {
-			p.line("%d. %s %-20s %s per step, %s of the steady window, est. %s if fixed",
-				i+1, sev, f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
+			of := "of the steady window"
+			if f.ID == job.StragglerID {
+				of = "of the others' step"
+			}
+			p.line("%d. %s %-20s %s per step, %s %s, est. %s if fixed",
+				i+1, sev, f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
 		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
@@ -55,19 +68,24 @@ func analyzeText(p *printer, r *audit.Report) {
 			}
 		}
 		if len(f.VerifyWith) > 0 {
-			p.line("   verify on a GPU: traceaudit replay --variants %s %s", strings.Join(f.VerifyWith, ","), r.File)
+			p.line("   verify on a GPU: %s", verify(f))
 		}
 	}
-	if len(r.NotObservable) > 0 {
-		p.line("")
-		p.line("not observable in this trace:")
-		for _, n := range r.NotObservable {
-			for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
-				if j == 0 {
-					p.line("  %s", l)
-				} else {
-					p.line("    %s", l)
-				}
+}
+
+// notObservableText lists what the trace could not show.
+func notObservableText(p *printer, r *audit.Report) {
+	if len(r.NotObservable) == 0 {
+		return
+	}
+	p.line("")
+	p.line("not observable in this trace:")
+	for _, n := range r.NotObservable {
+		for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
+			if j == 0 {
+				p.line("  %s", l)
+			} else {
+				p.line("    %s", l)
 			}
 		}
 	}
@@ -105,30 +123,44 @@ func stepsSummary(s audit.Steps, esc func(string) string) string {
 func writeStepsText(p *printer, r *audit.Report) {
 	p.line("steps: %s", stepsSummary(r.Steps, func(s string) string { return s }))
 	b := r.Steps.BreakdownNS
-	total := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	total := b.Total()
+	comm := HasComm(r)
 	if total > 0 {
 		part := func(name string, v int64) string {
 			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
 		}
-		p.line("each step: %s | %s | %s | %s | %s | %s", part("compute", b.Compute), part("copy", b.Copy),
-			part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
+		parts := []string{part("compute", b.Compute)}
+		if comm {
+			parts = append(parts, part("comm", b.Comm))
+		}
+		parts = append(parts, part("copy", b.Copy), part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
+		p.line("each step: %s", strings.Join(parts, " | "))
+	}
+	if comm {
+		p.line("GPU busy: kernels %s, collectives %s, copies %s, any work %s of the steady window",
+			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
+		return
 	}
 	p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
 		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
 }
 
+// HasComm reports whether the run shows collective communication: reports
+// show the comm bucket only then.
+func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
+
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.
-func windowStart(r *audit.Report) int64 {
-	if r.Timeline != nil {
-		lo, _ := r.Timeline.Span()
-		return lo
-	}
-	return 0
-}
+func windowStart(r *audit.Report) int64 { return r.WindowStartNS }
 
-// at formats an offset from the start of the trace: "+1.234 s".
-func at(ns int64) string { return fmt.Sprintf("+%.3f s", float64(ns)/1e9) }
+// at formats an offset from the start of the trace: "+1.234 s" ("-0.045 s"
+// for a peer's time before this rank's trace began).
+func at(ns int64) string {
+	if ns < 0 {
+		return fmt.Sprintf("-%.3f s", float64(-ns)/1e9)
+	}
+	return fmt.Sprintf("+%.3f s", float64(ns)/1e9)
+}
 
 // wrap breaks s into lines of at most width runes at spaces.
 func wrap(s string, width int) []string {

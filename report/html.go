@@ -8,11 +8,13 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/replay"
@@ -73,7 +75,7 @@ type htmlPlot struct {
 
 type htmlNote struct{ ID, Text string }
 
-// renderHTML writes the HTML report of an analyze, diff or replay
+// renderHTML writes the HTML report of an analyze, diff, replay or job
 // document, with Options.Plots inline.
 func renderHTML(w io.Writer, doc any, o Options) error {
 	var pg htmlPage
@@ -84,6 +86,8 @@ func renderHTML(w io.Writer, doc any, o Options) error {
 		pg = diffHTML(d)
 	case *replay.Report:
 		pg = replayHTML(d)
+	case *job.Report:
+		pg = jobHTML(d)
 	default:
 		return unsupported(HTML, doc)
 	}
@@ -178,8 +182,12 @@ func analyzeHTML(r *audit.Report) htmlPage {
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
 	s := r.Steps
 	lead := stepsSummary(s, func(s string) string { return s })
-	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: kernels %s, copies %s, any work %s.", lead,
-		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))}
+	comm := HasComm(r)
+	busy := fmt.Sprintf("kernels %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	if comm {
+		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
+	}
+	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
 	if len(r.Findings) > 0 {
 		t := htmlTable{ID: "summary", Caption: "Findings by wasted time",
 			Head: []htmlHead{txt("severity"), txt("finding"), hnum("wasted per step"), hnum("share"), hnum("est. speedup"), txt("fix")}}
@@ -194,6 +202,18 @@ func analyzeHTML(r *audit.Report) htmlPage {
 	if len(s.PerStep) > 0 {
 		t := htmlTable{ID: "steps", Caption: "Steps: where the time goes",
 			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
+		// cells are a split's columns, with comm after compute where the
+		// run communicates.
+		cells := func(b audit.Breakdown) []htmlCell {
+			c := []htmlCell{cn(units.Dur(b.Compute))}
+			if comm {
+				c = append(c, cn(units.Dur(b.Comm)))
+			}
+			return append(c, cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other)))
+		}
+		if comm {
+			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
+		}
 		for i, st := range s.PerStep {
 			name := st.Name
 			if name == "" {
@@ -208,33 +228,84 @@ func analyzeHTML(r *audit.Report) htmlPage {
 			if st.Paused {
 				name += " (paused, excluded)"
 			}
-			b := st.BreakdownNS
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS)), cn(units.Dur(b.Compute)),
-				cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other))}})
+			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
 		}
 		b := s.BreakdownNS
-		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: []htmlCell{ct("mean steady step"), cn(units.Dur(b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other)),
-			cn(units.Dur(b.Compute)), cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other))}})
+		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})
 		pg.Tables = append(pg.Tables, t)
 	}
 	origin := windowStart(r)
 	for _, f := range r.Findings {
-		hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
-		if f.WastedNS > 0 {
-			hf.Figures = fmt.Sprintf("%s per step, %s of the steady window, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup))
-		} else {
-			hf.Figures = "informational: no time wasted"
-		}
-		for _, e := range f.Evidence {
-			hf.Evidence = append(hf.Evidence, htmlEvidence{At: at(e.StartNS - origin), Length: units.Dur(e.EndNS - e.StartNS), Track: e.Track, What: e.What})
-		}
-		if len(f.VerifyWith) > 0 {
-			hf.Verify = "traceaudit replay --variants " + strings.Join(f.VerifyWith, ",") + " " + filepath.Base(r.File)
-		}
-		pg.Findings = append(pg.Findings, hf)
+		pg.Findings = append(pg.Findings, findingHTML(f, origin, "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File)))
 	}
 	pg.NotesTitle = "Not observable in this trace"
 	for _, n := range r.NotObservable {
+		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
+	}
+	return pg
+}
+
+// findingHTML is one finding for the page: its figures, fix, code,
+// evidence (times from origin) and the replay command that verifies it.
+func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
+	hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
+	if f.WastedNS > 0 {
+		of := "of the steady window"
+		if f.ID == job.StragglerID {
+			of = "of the others' step"
+		}
+		hf.Figures = fmt.Sprintf("%s per step, %s %s, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+	} else {
+		hf.Figures = "informational: no time wasted"
+	}
+	for _, e := range f.Evidence {
+		hf.Evidence = append(hf.Evidence, htmlEvidence{At: at(e.StartNS - origin), Length: units.Dur(e.EndNS - e.StartNS), Track: e.Track, What: e.What})
+	}
+	if len(f.VerifyWith) > 0 {
+		hf.Verify = verify
+	}
+	return hf
+}
+
+// jobHTML is a job's page: the ranks, the straggler finding, then the
+// straggler's own findings (or those of a rank with the shared verdict).
+func jobHTML(j *job.Report) htmlPage {
+	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
+	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
+		pg.Worst = m.String()
+	}
+	pg.Sub = []string{jobFiles(j)}
+	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
+	t := htmlTable{ID: "ranks", Caption: "Ranks",
+		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
+	for _, r := range j.Ranks {
+		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Report))}}
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			row.Cells[0].Text += " (straggler)"
+			row.Class = "total"
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	pg.Tables = append(pg.Tables, t)
+	focus := focusRank(j)
+	if focus == nil {
+		return pg
+	}
+	if s := j.Job.Straggler; s != nil {
+		for _, f := range j.Job.Findings {
+			pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, s.Rank, f)))
+		}
+	} else {
+		pg.Lead = append(pg.Lead, fmt.Sprintf("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
+			units.Pct(job.MinStragglerShare)))
+	}
+	pg.Lead = append(pg.Lead, focusTitle(j, focus)+": "+focus.Verdict+".")
+	for _, f := range focus.Findings {
+		pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f)))
+	}
+	pg.NotesTitle = fmt.Sprintf("Not observable in rank %d's trace", *focus.Rank)
+	for _, n := range focus.NotObservable {
 		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
 	}
 	return pg

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -19,52 +20,20 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 	p.line("")
 	s := r.Steps
 	sum := stepsSummary(s, mdEscape)
-	p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
-	p.line("")
-	if len(r.Findings) > 0 {
-		p.line("| | finding | wasted per step | share | est. speedup | fix |")
-		p.line("|---|---|---:|---:|---:|---|")
-		for _, f := range r.Findings {
-			p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
-				units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
-		}
+	if HasComm(r) {
+		p.line("%s. GPU busy in the steady state: kernels %s, collectives %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	} else {
-		p.line("No findings: nothing starves the GPU beyond the info threshold.")
+		p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
+	p.line("")
+	findingsTable(p, r)
 	p.line("")
 	writeStepTable(p, r)
 	for _, c := range analyzeCharts(r) {
 		mermaidBlock(p, c)
 	}
 	for _, f := range r.Findings {
-		p.line("")
-		p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))
-		p.line("")
-		p.line("%s", mdEscape(f.Fix))
-		if f.Code != "" {
-			fence := codeFence(f.Code)
-			p.line("")
-			p.line("%spython", styled(fence))
-			p.line("%s", f.Code)
-			p.line("%s", styled(fence))
-		}
-		if len(f.Evidence) > 0 {
-			p.line("")
-			p.line("<details><summary>Evidence (%d)</summary>", len(f.Evidence))
-			p.line("")
-			p.line("| at | length | track | what |")
-			p.line("|---:|---:|---|---|")
-			origin := windowStart(r)
-			for _, e := range f.Evidence {
-				p.line("| %s | %s | %s | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), styled(mdCode(e.Track, true)), mdCell(e.What))
-			}
-			p.line("")
-			p.line("</details>")
-		}
-		if len(f.VerifyWith) > 0 {
-			p.line("")
-			p.line("Verify on a GPU: %s", styled(mdCode("traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File), false)))
-		}
+		findingMarkdown(p, f, windowStart(r), "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File))
 	}
 	mdPlots(p, o.Plots, true)
 	if len(r.NotObservable) > 0 {
@@ -76,6 +45,52 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 		}
 	}
 	mdCommand(p, o.Command)
+}
+
+// findingsTable is the one-line-per-finding summary table.
+func findingsTable(p *printer, r *audit.Report) {
+	if len(r.Findings) == 0 {
+		p.line("No findings: nothing starves the GPU beyond the info threshold.")
+		return
+	}
+	p.line("| | finding | wasted per step | share | est. speedup | fix |")
+	p.line("|---|---|---:|---:|---:|---|")
+	for _, f := range r.Findings {
+		p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
+			units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
+	}
+}
+
+// findingMarkdown details one finding: fix, code, evidence (times from
+// origin) and the replay command that verifies it.
+func findingMarkdown(p *printer, f analyze.Finding, origin int64, verify string) {
+	p.line("")
+	p.line("### `%s` (%s): %s", f.ID, f.Severity, mdEscape(f.Title))
+	p.line("")
+	p.line("%s", mdEscape(f.Fix))
+	if f.Code != "" {
+		fence := codeFence(f.Code)
+		p.line("")
+		p.line("%spython", styled(fence))
+		p.line("%s", f.Code)
+		p.line("%s", styled(fence))
+	}
+	if len(f.Evidence) > 0 {
+		p.line("")
+		p.line("<details><summary>Evidence (%d)</summary>", len(f.Evidence))
+		p.line("")
+		p.line("| at | length | track | what |")
+		p.line("|---:|---:|---|---|")
+		for _, e := range f.Evidence {
+			p.line("| %s | %s | %s | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), styled(mdCode(e.Track, true)), mdCell(e.What))
+		}
+		p.line("")
+		p.line("</details>")
+	}
+	if len(f.VerifyWith) > 0 {
+		p.line("")
+		p.line("Verify on a GPU: %s", styled(mdCode(verify, false)))
+	}
 }
 
 // mdPlots embeds plots with their captions, each under a heading when
@@ -105,8 +120,22 @@ func writeStepTable(p *printer, r *audit.Report) {
 	if len(r.Steps.PerStep) == 0 {
 		return
 	}
-	p.line("| step | length | compute | copy | sync | os | data | other |")
-	p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
+	comm := HasComm(r)
+	cells := func(b audit.Breakdown) string {
+		v := []string{units.Dur(b.Compute)}
+		if comm {
+			v = append(v, units.Dur(b.Comm))
+		}
+		v = append(v, units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+		return strings.Join(v, " | ")
+	}
+	if comm {
+		p.line("| step | length | compute | comm | copy | sync | os | data | other |")
+		p.line("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	} else {
+		p.line("| step | length | compute | copy | sync | os | data | other |")
+		p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
+	}
 	for i, s := range r.Steps.PerStep {
 		name := s.Name
 		if name == "" {
@@ -118,13 +147,10 @@ func writeStepTable(p *printer, r *audit.Report) {
 		if s.Teardown {
 			name += " (loop end, excluded)"
 		}
-		b := s.BreakdownNS
-		p.line("| %s | %s | %s | %s | %s | %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS),
-			units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+		p.line("| %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
 	}
 	b := r.Steps.BreakdownNS
-	p.line("| **mean steady step** | **%s** | %s | %s | %s | %s | %s | %s |", units.Dur(b.Compute+b.Copy+b.Sync+b.OS+b.Data+b.Other),
-		units.Dur(b.Compute), units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
+	p.line("| **mean steady step** | **%s** | %s |", units.Dur(b.Total()), cells(b))
 }
 
 func severityIcon(s string) string {

@@ -48,8 +48,8 @@ func mermaidBlock(p *printer, lines []string) {
 }
 
 // bucketColors are the two-clock buckets' colours in every figure
-// (report/plot): compute, copy, sync, os, data, other.
-var bucketColors = []string{"#2ca02c", "#d62728", "#9467bd", "#8c564b", "#ff7f0e", "#a0a0a0"}
+// (report/plot): compute, comm, copy, sync, os, data, other.
+var bucketColors = []string{"#2ca02c", "#1f77b4", "#d62728", "#9467bd", "#8c564b", "#ff7f0e", "#a0a0a0"}
 
 // barColor is the colour of bar charts.
 const barColor = "#5b8db8"
@@ -118,11 +118,11 @@ func niceMax(x float64) float64 {
 func analyzeCharts(r *audit.Report) [][]string {
 	var charts [][]string
 	b := r.Steps.BreakdownNS
-	step := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	step := b.Total()
 	if step > 0 {
 		_, div := timeUnit(step)
-		names := []string{"compute", "copy", "sync", "os", "data", "other"}
-		vals := []int64{b.Compute, b.Copy, b.Sync, b.OS, b.Data, b.Other}
+		names := []string{"compute", "comm", "copy", "sync", "os", "data", "other"}
+		vals := []int64{b.Compute, b.Comm, b.Copy, b.Sync, b.OS, b.Data, b.Other}
 		labels := make([]string, len(names))
 		values := make([]float64, len(names))
 		for i, n := range names {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/analyze/stats"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/replay"
@@ -66,7 +67,8 @@ var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, 
 
 // Render writes doc in format f, the one entry point of every renderer.
 // Documents are *audit.Report, []*audit.Report (several traces),
-// *compare.Diff, *replay.Report, *stats.Stats and *stats.Table. Text and
+// *audit.Batch (a batch), *job.Report (a job), *compare.Diff,
+// *compare.JobDiff, *replay.Report, *stats.Stats and *stats.Table. Text and
 // Markdown take all but tables in Markdown; CSV takes tables; HTML takes
 // analyze, diff and replay documents (with Options.Plots inline);
 // ChromeTrace takes an analyze report with its timeline; JSON takes any
@@ -99,6 +101,12 @@ func renderText(w io.Writer, doc any, o Options) error {
 			}
 			analyzeText(p, r)
 		}
+	case *job.Report:
+		jobText(p, d)
+	case *audit.Batch:
+		batchText(p, d)
+	case *compare.JobDiff:
+		jobDiffText(p, d)
 	case *compare.Diff:
 		diffText(p, d)
 	case *replay.Report:
@@ -128,6 +136,12 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 			}
 			analyzeMarkdown(p, r, o)
 		}
+	case *job.Report:
+		jobMarkdown(p, d, o)
+	case *audit.Batch:
+		batchMarkdown(p, d, o)
+	case *compare.JobDiff:
+		jobDiffMarkdown(p, d, o)
 	case *compare.Diff:
 		diffMarkdown(p, d, o)
 	case *replay.Report:

@@ -18,9 +18,12 @@ type Builder struct {
 	hostIdx  map[[2]int64]TrackID
 	events   []Event
 	devices  []Device
+	colls    []pendingColl
 	Observed Observed
 	// Unread is copied to Timeline.Unread.
 	Unread map[string]int
+	// Dist is what the input says about the job it belongs to.
+	Dist Distributed
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -141,6 +144,12 @@ func (b *Builder) Build() (*Timeline, error) {
 			b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
 		}
 	}
+	for i := range b.colls {
+		if t := b.colls[i].track; int(t) < len(remap) {
+			b.colls[i].track = remap[t]
+		}
+	}
+	markComm(b.events, b.names)
 
 	// Ingesters usually deliver events in order already: check first, in
 	// O(n), and sort only when needed.
@@ -173,7 +182,11 @@ func (b *Builder) Build() (*Timeline, error) {
 		Devices:  b.devices,
 		Observed: b.Observed,
 		Unread:   b.Unread,
+		Dist:     b.Dist,
 		names:    b.names,
+	}
+	if len(b.colls) > 0 {
+		tl.Collectives = placeCollectives(tl.Events, b.colls)
 	}
 	slices.SortFunc(tl.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
 	*b = Builder{}

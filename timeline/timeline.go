@@ -162,6 +162,11 @@ const (
 	// (nsys CUPTI_ACTIVITY_KIND_GRAPH_TRACE), not one kernel: it counts as
 	// GPU busy time but not as a kernel. Such rows also carry FlagGraph.
 	FlagGraphExec
+	// FlagComm marks a kernel that is communication between GPUs (a
+	// collective or point-to-point NCCL/RCCL kernel), not compute. Build
+	// sets it from the kernel's name (IsCommKernel); ingesters set it from
+	// the input's collective metadata (Builder.AddCollective).
+	FlagComm
 )
 
 // Event is one thing that happened, on one track, over [Start, End).
@@ -323,7 +328,13 @@ type Timeline struct {
 	// as "mtia_ccp_events"), so that a trace holding nothing else can say
 	// what it holds.
 	Unread map[string]int
-	names  []string
+	// Collectives describe communication kernels where the input recorded
+	// their collective, sorted by Event. Kernels with FlagComm and no entry
+	// are known from their names only.
+	Collectives []Collective
+	// Dist is the job the input says it belongs to.
+	Dist  Distributed
+	names []string
 }
 
 // Name returns the text of an interned name.

@@ -56,6 +56,16 @@ func (tl *Timeline) Validate() error {
 	if n != len(tl.Events) {
 		return fmt.Errorf("timeline: tracks index %d of %d events", n, len(tl.Events))
 	}
+	prev := int32(-1)
+	for k, c := range tl.Collectives {
+		if c.Event <= prev || int(c.Event) >= len(tl.Events) || !tl.Events[c.Event].Has(FlagComm) {
+			return fmt.Errorf("timeline: collective %d: bad event index %d", k, c.Event)
+		}
+		if c.Bytes < 0 || c.GroupSize < 0 {
+			return fmt.Errorf("timeline: collective %d: negative size", k)
+		}
+		prev = c.Event
+	}
 	return nil
 }
 
@@ -84,6 +94,9 @@ func (tl *Timeline) validateEvent(e *Event) error {
 	}
 	if e.Kind == KindMarker && e.End != e.Start {
 		return errors.New("marker with a duration")
+	}
+	if e.Has(FlagComm) && e.Kind != KindKernel {
+		return errors.New("communication flag on a non-kernel")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -19,8 +20,10 @@ import (
 type Report struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
-	// WindowNS spans all events of the input.
-	WindowNS int64 `json:"window_ns"`
+	// WindowNS spans all events of the input, from WindowStartNS (on the
+	// trace's clock; reports show evidence times from it).
+	WindowNS      int64 `json:"window_ns"`
+	WindowStartNS int64 `json:"window_start_ns"`
 	// SteadyWindowNS is the summed length of the steady steps.
 	SteadyWindowNS int64 `json:"steady_window_ns"`
 	// Verdict is the one-line diagnosis ("input-bound: 78 % of each step
@@ -30,6 +33,12 @@ type Report struct {
 	GPU           GPU                     `json:"gpu"`
 	Findings      []analyze.Finding       `json:"findings"`
 	NotObservable []analyze.NotObservable `json:"not_observable"`
+	// Collectives are the collective instances the steps launched, for
+	// the job reduce (empty for a single-GPU trace).
+	Collectives []Collective `json:"collectives"`
+	// Identity places the run in a job, where the input says (omitted for
+	// single-GPU traces).
+	Identity
 
 	// Index and Timeline feed plots and the replay; not serialised.
 	Index    *index.Index       `json:"-"`
@@ -74,11 +83,13 @@ type Steps struct {
 // Breakdown is the two-clock split in nanoseconds.
 type Breakdown struct {
 	Compute int64 `json:"compute"`
-	Copy    int64 `json:"copy"`
-	Sync    int64 `json:"sync"`
-	OS      int64 `json:"os"`
-	Data    int64 `json:"data"`
-	Other   int64 `json:"other"`
+	// Comm is collective communication with no compute kernel beside it.
+	Comm  int64 `json:"comm"`
+	Copy  int64 `json:"copy"`
+	Sync  int64 `json:"sync"`
+	OS    int64 `json:"os"`
+	Data  int64 `json:"data"`
+	Other int64 `json:"other"`
 }
 
 // StepInfo is one step.
@@ -95,21 +106,24 @@ type StepInfo struct {
 
 // GPU holds busy shares of the steady window on the analysed devices.
 type GPU struct {
+	// ComputeBusyShare counts compute kernels only (never collectives).
 	ComputeBusyShare float64 `json:"compute_busy_share"`
-	CopyBusyShare    float64 `json:"copy_busy_share"`
-	BusyShare        float64 `json:"busy_share"`
+	// CommBusyShare is the share with a communication kernel running.
+	CommBusyShare float64 `json:"comm_busy_share"`
+	CopyBusyShare float64 `json:"copy_busy_share"`
+	BusyShare     float64 `json:"busy_share"`
 }
 
 // FromIndex converts an index breakdown.
 func FromIndex(b index.Breakdown) Breakdown {
-	return Breakdown{Compute: b[index.Compute], Copy: b[index.Copy], Sync: b[index.Sync],
+	return Breakdown{Compute: b[index.Compute], Comm: b[index.Comm], Copy: b[index.Copy], Sync: b[index.Sync],
 		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
 }
 
 // Index converts back to an index breakdown (FromIndex's inverse).
 func (b Breakdown) Index() index.Breakdown {
 	var x index.Breakdown
-	x[index.Compute], x[index.Copy], x[index.Sync] = b.Compute, b.Copy, b.Sync
+	x[index.Compute], x[index.Comm], x[index.Copy], x[index.Sync] = b.Compute, b.Comm, b.Copy, b.Sync
 	x[index.OS], x[index.Data], x[index.Other] = b.OS, b.Data, b.Other
 	return x
 }
@@ -127,7 +141,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if cfg == nil {
 		cfg = analyze.DefaultConfig()
 	}
-	all := append([]*analyze.Analyzer{index.Analyzer}, analyzers...)
+	all := append([]*analyze.Analyzer{index.Analyzer, comm.Analyzer}, analyzers...)
 	res, err := analyze.Run(tl, all, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("analyze %s: %w", tl.Source.Path, err)
@@ -136,7 +150,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	lo, hi := tl.Span()
 	r := &Report{
 		File: tl.Source.Path, Format: tl.Source.Format,
-		WindowNS: hi - lo, SteadyWindowNS: ix.SteadyNS,
+		WindowNS: hi - lo, WindowStartNS: lo, SteadyWindowNS: ix.SteadyNS,
 		Findings: res.Findings, NotObservable: res.NotObservable,
 		Index: ix, Timeline: tl,
 	}
@@ -163,11 +177,12 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		d := float64(ix.SteadyNS)
 		r.GPU = GPU{
 			ComputeBusyShare: float64(ix.SteadyCovered(ix.Kernels)) / d,
+			CommBusyShare:    float64(ix.SteadyCovered(ix.Comm)) / d,
 			CopyBusyShare:    float64(ix.SteadyCovered(ix.Copies)) / d,
 			BusyShare:        float64(ix.SteadyCovered(ix.Work)) / d,
 		}
 	}
-	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.Kernels) > 0)
+	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0)
 	if ix.NotSteady != "" && len(ix.Work) > 0 {
 		r.Verdict = NotSteady + ": " + ix.NotSteady
 		for i := range r.Findings {
@@ -177,6 +192,8 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 			r.Findings[i].EstimatedSpeedup = 1
 		}
 	}
+	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
+	identity(r, ix)
 	return r, nil
 }
 
@@ -200,14 +217,16 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 	if c := share(index.Compute); c >= ComputeBound {
 		return fmt.Sprintf("compute-bound: kernels run %s of each step", units.Pct(c))
 	}
-	worst := index.Copy
-	for k := index.Copy; k <= index.Other; k++ {
+	worst := index.Comm
+	for k := index.Comm; k <= index.Other; k++ {
 		if b[k] > b[worst] {
 			worst = k
 		}
 	}
 	w := units.Pct(share(worst))
 	switch worst {
+	case index.Comm:
+		return fmt.Sprintf("communication-bound: %s of each step in collectives with no compute running", w)
 	case index.Data:
 		return fmt.Sprintf("input-bound: %s of each step waits for data", w)
 	case index.Copy:

@@ -69,6 +69,24 @@ func Compare(before, after *audit.Report) *Diff {
 	if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
 		d.StepSpeedup = float64(before.Steps.MedianNS) / float64(after.Steps.MedianNS)
 	}
+	fc := changesOf(before.Findings, after.Findings)
+	d.Resolved, d.New, d.Persisting, d.Regressed, d.Changes = fc.Resolved, fc.New, fc.Persisting, fc.Regressed, fc.Changes
+	return d
+}
+
+// FindingChanges sorts the findings of two runs: IDs at warning or error
+// resolved, new, persisting or regressed, and every finding's change.
+type FindingChanges struct {
+	Resolved   []string `json:"resolved"`
+	New        []string `json:"new"`
+	Persisting []string `json:"persisting"`
+	Regressed  []string `json:"regressed"`
+	Changes    []Change `json:"changes"`
+}
+
+// changesOf compares two runs' findings.
+func changesOf(before, after []analyze.Finding) FindingChanges {
+	fc := FindingChanges{Resolved: []string{}, New: []string{}, Persisting: []string{}, Regressed: []string{}, Changes: []Change{}}
 	b, a := sides(before), sides(after)
 	ids := map[string]bool{}
 	for id := range b {
@@ -87,22 +105,33 @@ func Compare(before, after *audit.Report) *Diff {
 		c.Status = status(c.Before, c.After)
 		switch c.Status {
 		case "resolved":
-			d.Resolved = append(d.Resolved, id)
+			fc.Resolved = append(fc.Resolved, id)
 		case "new":
-			d.New = append(d.New, id)
+			fc.New = append(fc.New, id)
 		case "persisting":
-			d.Persisting = append(d.Persisting, id)
+			fc.Persisting = append(fc.Persisting, id)
 		case "regressed":
-			d.Regressed = append(d.Regressed, id)
+			fc.Regressed = append(fc.Regressed, id)
 		}
-		d.Changes = append(d.Changes, c)
+		fc.Changes = append(fc.Changes, c)
 	}
-	return d
+	return fc
 }
 
-func sides(r *audit.Report) map[string]Side {
+// worst is the highest after-severity among new and regressed findings.
+func worst(cs []Change) analyze.Severity {
+	w := analyze.SeverityNone
+	for _, c := range cs {
+		if c.Status == "new" || c.Status == "regressed" {
+			w = max(w, c.After.Severity)
+		}
+	}
+	return w
+}
+
+func sides(fs []analyze.Finding) map[string]Side {
 	m := map[string]Side{}
-	for _, f := range r.Findings {
+	for _, f := range fs {
 		m[f.ID] = Side{Severity: f.Severity, Share: f.Share, WastedNS: f.WastedNS}
 	}
 	return m
@@ -126,12 +155,4 @@ func status(b, a Side) string {
 
 // Worst is the highest severity, in the after run, among new and regressed
 // findings (SeverityNone when there are none): what --fail-on tests.
-func (d *Diff) Worst() analyze.Severity {
-	w := analyze.SeverityNone
-	for _, c := range d.Changes {
-		if c.Status == "new" || c.Status == "regressed" {
-			w = max(w, c.After.Severity)
-		}
-	}
-	return w
-}
+func (d *Diff) Worst() analyze.Severity { return worst(d.Changes) }

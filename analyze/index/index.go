@@ -2,7 +2,7 @@
 // main thread, the steps and the steady state, the GPU busy intervals of the
 // devices the main process uses, the main thread's copy, sync, OS and
 // data-loading intervals, and the "two-clock" split of each step into
-// compute, copy, sync, os, data and other time (design.md).
+// compute, comm, copy, sync, os, data and other time (design.md).
 //
 // Cost: O(n log n) in the number of events (sorting the interval lists);
 // per-step queries are binary searches.
@@ -29,7 +29,8 @@ type Bucket int
 
 // Buckets in priority order: a nanosecond belongs to the first that holds.
 const (
-	Compute Bucket = iota // a kernel runs
+	Compute Bucket = iota // a compute kernel runs
+	Comm                  // a communication kernel runs, and no compute kernel
 	Copy                  // a copy runs on the GPU, or the main thread is in a copy call
 	Sync                  // the main thread is in a synchronising call
 	OS                    // the main thread is in an OS memory call (munmap, madvise, ...)
@@ -38,7 +39,7 @@ const (
 	NumBuckets
 )
 
-var bucketNames = [NumBuckets]string{"compute", "copy", "sync", "os", "data", "other"}
+var bucketNames = [NumBuckets]string{"compute", "comm", "copy", "sync", "os", "data", "other"}
 
 func (b Bucket) String() string { return bucketNames[b] }
 
@@ -127,9 +128,11 @@ type Index struct {
 	// SteadySet is the union of the steady steps' windows.
 	SteadySet ivl.Set
 
-	// Kernels, Copies and Work are busy sets on Devices: kernels, GPU
-	// copies, and all GPU work (kernels, copies, memsets).
-	Kernels, Copies, Work ivl.Set
+	// Kernels, Comm, AnyKernel, Copies and Work are busy sets on Devices:
+	// compute kernels, communication kernels (timeline.FlagComm: never
+	// compute), both, GPU copies, and all GPU work (kernels, copies,
+	// memsets).
+	Kernels, Comm, AnyKernel, Copies, Work ivl.Set
 	// MainCopyCalls, MainSyncCalls, MainOSCalls and MainData are the main
 	// thread's copy calls (the part while their transfer runs),
 	// synchronising calls (with the waits inside copy calls before and
@@ -271,6 +274,7 @@ func (ix *Index) buildSets() {
 	tl := ix.TL
 	nk, nc, nm := ix.Count[timeline.KindKernel], ix.Count[timeline.KindMemcpy], ix.Count[timeline.KindMemset]
 	k, c, w := make([]ivl.Interval, 0, nk), make([]ivl.Interval, 0, nc), make([]ivl.Interval, 0, nk+nc+nm)
+	var comm []ivl.Interval
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() {
@@ -287,10 +291,12 @@ func (ix *Index) buildSets() {
 		}
 		iv := ivl.Interval{Start: e.Start, End: e.End}
 		w = append(w, iv)
-		switch e.Kind {
-		case timeline.KindKernel:
+		switch {
+		case e.Kind == timeline.KindKernel && e.Has(timeline.FlagComm):
+			comm = append(comm, iv)
+		case e.Kind == timeline.KindKernel:
 			k = append(k, iv)
-		case timeline.KindMemcpy:
+		case e.Kind == timeline.KindMemcpy:
 			c = append(c, iv)
 		}
 	}
@@ -322,7 +328,8 @@ func (ix *Index) buildSets() {
 			}
 		}
 	}
-	ix.Kernels, ix.Copies, ix.Work = ivl.Union(k), ivl.Union(c), ivl.Union(w)
+	ix.Kernels, ix.Comm, ix.Copies, ix.Work = ivl.Union(k), ivl.Union(comm), ivl.Union(c), ivl.Union(w)
+	ix.AnyKernel = ix.Kernels.Union(ix.Comm)
 	ix.MainCopyCalls, ix.MainSyncCalls = ivl.Union(cc), ivl.Union(sc)
 	ix.MainOSCalls, ix.MainData = ivl.Union(oc), ivl.Union(dr)
 }
@@ -360,6 +367,7 @@ func (ix *Index) split() {
 		taken = taken.Union(out)
 		return out
 	}
+	b[Comm] = next(ix.Comm)
 	b[Copy] = next(ix.Copies.Union(ix.MainCopyCalls))
 	b[Sync] = next(ix.MainSyncCalls)
 	b[OS] = next(ix.MainOSCalls)
@@ -441,7 +449,7 @@ func (ix *Index) IsData(e *timeline.Event) bool {
 
 // RequireKernels is an Observable check for analyzers that need GPU kernels.
 func RequireKernels(p *analyze.Pass) (bool, string) {
-	if ix := p.ResultOf[Analyzer].(*Index); len(ix.Kernels) == 0 {
+	if ix := p.ResultOf[Analyzer].(*Index); len(ix.AnyKernel) == 0 {
 		return false, "the trace has no GPU kernels (capture CUDA activity: nsys --trace=cuda, or ProfilerActivity.CUDA)"
 	}
 	return true, ""

@@ -5,6 +5,8 @@ package suite
 import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/passes/allocchurn"
+	"github.com/traceaudit/traceaudit/analyze/passes/commexposed"
+	"github.com/traceaudit/traceaudit/analyze/passes/commwait"
 	"github.com/traceaudit/traceaudit/analyze/passes/copypeak"
 	"github.com/traceaudit/traceaudit/analyze/passes/copyserial"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
@@ -26,6 +28,8 @@ var Default = []*analyze.Analyzer{
 	launchbound.Analyzer,
 	allocchurn.Analyzer,
 	copypeak.Analyzer,
+	commexposed.Analyzer,
+	commwait.Analyzer,
 }
 
 // ByID returns the analyzer with the given ID, or nil.

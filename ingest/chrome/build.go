@@ -20,6 +20,7 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 	unknown := map[string]int{}
 	total := 0
 	var sizes map[int64]int64
+	var colls map[int64]timeline.Collective
 	for _, r := range p.results {
 		s.merge(r.seen)
 		total += len(r.events)
@@ -32,6 +33,14 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 			}
 			if _, dup := sizes[cs.corr]; !dup {
 				sizes[cs.corr] = cs.size
+			}
+		}
+		for _, cc := range r.colls {
+			if colls == nil {
+				colls = map[int64]timeline.Collective{}
+			}
+			if _, dup := colls[cc.corr]; !dup {
+				colls[cc.corr] = cc.c
 			}
 		}
 	}
@@ -81,12 +90,19 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		if e.Bytes == 0 && e.Corr != 0 && sizes != nil && (e.Kind == timeline.KindMemcpy || e.Kind == timeline.KindMemset) {
 			e.Bytes = sizes[e.Corr]
 		}
+		if e.Kind == timeline.KindKernel && colls != nil {
+			if c, ok := colls[e.Corr]; ok && e.Corr != 0 {
+				b.AddCollective(e, c)
+				return
+			}
+		}
 		b.Add(e)
 	})
 	if addErr != nil {
 		return nil, addErr
 	}
 	p.nameThreads(b, hosts)
+	b.Dist = p.distributed()
 	b.Observed = timeline.Observed{
 		GPU:         s.gpu,
 		APICalls:    s.api,

@@ -30,6 +30,7 @@ type chunkResult struct {
 	tracks  []trackKey
 	threads []threadName    // thread_name metadata, in input order
 	sizes   []corrSize      // copy sizes of HIP calls, by correlation
+	colls   []corrColl      // collective metadata of communication kernels, by correlation
 	unknown map[string]*int // events skipped for their category
 	seen    seen
 
@@ -89,6 +90,13 @@ type threadName struct {
 
 type corrSize struct{ corr, size int64 }
 
+// corrColl is what Kineto recorded about a communication kernel's
+// collective, keyed by the kernel's correlation id.
+type corrColl struct {
+	corr int64
+	c    timeline.Collective
+}
+
 // nameInfo caches what a name says about its events.
 type nameInfo struct {
 	done     bool
@@ -96,6 +104,7 @@ type nameInfo struct {
 	copyKind timeline.CopyKind  // for memcpy names
 	src, dst timeline.MemKind   // for memcpy and memset names
 	hipCopy  bool               // a HIP copy or memset call, whose "size" argument sizes the copy
+	comm     bool               // a communication kernel's name (timeline.IsCommKernel)
 }
 
 // worker holds one goroutine's tables, reused across chunks.

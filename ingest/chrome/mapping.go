@@ -198,6 +198,11 @@ func (w *worker) complete(idx int, cat, name string) error {
 		if err := w.readArgs(idx, &e, info.hipCopy); err != nil {
 			return err
 		}
+		if c == catKernel && info.comm && e.Corr != 0 {
+			if err := w.readCollective(idx, e.Corr); err != nil {
+				return err
+			}
+		}
 	}
 	w.res.events = append(w.res.events, e)
 	return nil

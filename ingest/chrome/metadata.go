@@ -26,6 +26,7 @@ func (w *worker) nameInfo(gid int32) *nameInfo {
 	case strings.HasPrefix(name, "hipMemcpy"), strings.HasPrefix(name, "hipMemset"):
 		in.hipCopy = true
 	}
+	in.comm = timeline.IsCommKernel(name)
 	return in
 }
 

@@ -108,7 +108,7 @@ func (p *parser) parseObject() error {
 				return err
 			}
 			in = p.in
-		case "deviceProperties", "baseTimeNanoseconds":
+		case "deviceProperties", "baseTimeNanoseconds", "distributedInfo":
 			raw, err := p.readValue(key, true)
 			if err != nil {
 				return err

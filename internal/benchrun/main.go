@@ -4,7 +4,8 @@
 // ../shared/bench on them, each as its own process, several times, and
 // reports the median, min and max wall time and peak RSS side by side, with
 // the ratios the performance goals are stated in, the machine's load and
-// the commit measured.
+// the commit measured. A 16-rank job folder tiled from the H200 DDP ranks
+// is analysed as a folder and against its largest rank alone.
 //
 //	go run ./internal/benchrun [-out bench/out] [-runs 5] [-skip-1gb] [-only REGEXP] [-baseline BIN] [-quick]
 //
@@ -93,6 +94,9 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 			{"traceaudit stats (ingest)", []string{bin, "stats", "--format", "json", in.path}},
 			{"traceaudit analyze", []string{bin, "analyze", "--format", "json", in.path}},
 		}
+		if in.kind == "chrome-ranks" || in.name == rankLargest {
+			cmds = cmds[1:] // stats reads one file; the folder is a job to analyze
+		}
 		if baseline != "" {
 			cmds = append(cmds,
 				command{"baseline stats (ingest)", []string{baseline, "stats", "--format", "json", in.path}},
@@ -170,6 +174,13 @@ func prepare(out, shared string, skip1g, quick bool, only *regexp.Regexp) ([]inp
 		}
 		keep = append(keep, in)
 	}
+	if only == nil || only.MatchString(rankFolder) {
+		ranks, err := rankInputs(out, quick)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", rankFolder, err)
+		}
+		keep = append(keep, ranks...)
+	}
 	return keep, nil
 }
 
@@ -219,5 +230,21 @@ func sizeOf(path string) int64 {
 	if err != nil {
 		return 0
 	}
-	return st.Size()
+	if !st.IsDir() {
+		return st.Size()
+	}
+	// A folder (a job's ranks): the sum of the files in it.
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return 0
+	}
+	var n int64
+	for _, e := range entries {
+		if e.Type().IsRegular() {
+			if fi, err := e.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+	}
+	return n
 }

@@ -61,6 +61,12 @@ func goals(rs []*Result) []string {
 		return "NOT met"
 	}
 	var out []string
+	if f, one := find("traceaudit analyze", rankFolder), find("traceaudit analyze", rankLargest); f != nil && one != nil {
+		fast, slow := float64(f.Bytes)/f.WallS/1e6, float64(one.Bytes)/one.WallS/1e6
+		rss := float64(f.PeakRSS) / float64(one.Bytes)
+		out = append(out, fmt.Sprintf("%d-rank folder (%.0f MB): analyze %.2f s, %.0f MB/s against %.0f MB/s for its largest rank alone (%.0f MB); goal: the single file's MB/s: %s. Peak RSS %.0f MB, %.2fx the largest rank file; goal at most 2x: %s.",
+			rankCount, float64(f.Bytes)/1e6, f.WallS, fast, slow, float64(one.Bytes)/1e6, mark(fast >= slow), float64(f.PeakRSS)/1e6, rss, mark(rss <= 2)))
+	}
 	if a, py := find("traceaudit analyze", "chrome-250MB"), find(pyJSONLoad, "chrome-250MB"); a != nil && py != nil {
 		x := py.WallS / a.WallS
 		rss := float64(a.PeakRSS) / float64(a.Bytes)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/report"
@@ -77,11 +78,14 @@ type file struct {
 
 // files are the rendered files of a document's folder.
 func files(doc any) []file {
-	out := []file{{"report.md", report.Markdown}, {"report.json", report.JSON}, {"report.html", report.HTML}}
-	if _, ok := doc.(*audit.Report); ok {
+	out := []file{{"report.md", report.Markdown}, {"report.json", report.JSON}}
+	switch doc.(type) {
+	case *compare.JobDiff, *audit.Batch:
+		return out // several reports: report.md and report.json hold them all
+	case *audit.Report:
 		out = append(out, file{"annotated.json", report.ChromeTrace})
 	}
-	return out
+	return append(out, file{"report.html", report.HTML})
 }
 
 // figures are the plots of a document, in report order.
@@ -92,6 +96,10 @@ func figures(doc any) ([]*plot.Figure, error) {
 		return plot.Analyze(d)
 	case *compare.Diff:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
+	case *job.Report:
+		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
+	case *compare.JobDiff, *audit.Batch:
+		// report.md and report.json only
 	case *replay.Report:
 		if !d.DryRun {
 			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })

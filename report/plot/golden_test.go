@@ -37,6 +37,7 @@ func TestGolden(t *testing.T) {
 		{"steps", func() (*Figure, error) { return NewSteps(r) }},
 		{"findings", func() (*Figure, error) { return NewFindings(r) }},
 		{"steps-diff", func() (*Figure, error) { return NewStepsDiff(r, &after) }},
+		{"ranks", func() (*Figure, error) { return NewRanks(twoRanks()) }},
 		{"replay", func() (*Figure, error) {
 			return NewReplay([]ReplayBar{{"observed", 100 * ms, 100 * ms}, {"pinned", 93 * ms, 90 * ms},
 				{"prefetch-workers", 45 * ms, 40 * ms}, {"all", 33 * ms, 30 * ms}})

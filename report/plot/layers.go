@@ -13,10 +13,11 @@ import (
 )
 
 // Colours shared by all figures. The two-clock buckets keep one colour
-// everywhere: compute green, exposed copy red, sync purple, munmap/OS
-// brown, data wait orange, other grey.
+// everywhere: compute green, exposed communication blue, exposed copy red,
+// sync purple, munmap/OS brown, data wait orange, other grey.
 var (
 	colCompute  = rgb(0x2c, 0xa0, 0x2c)
+	colComm     = rgb(0x1f, 0x77, 0xb4)
 	colCopy     = rgb(0xd6, 0x27, 0x28)
 	colSync     = rgb(0x94, 0x67, 0xbd)
 	colOS       = rgb(0x8c, 0x56, 0x4b)

@@ -24,6 +24,7 @@ var bucketInfo = []struct {
 	Of    func(audit.Breakdown) int64
 }{
 	{"compute", colCompute, func(b audit.Breakdown) int64 { return b.Compute }},
+	{"exposed comm", colComm, func(b audit.Breakdown) int64 { return b.Comm }},
 	{"exposed copy", colCopy, func(b audit.Breakdown) int64 { return b.Copy }},
 	{"sync", colSync, func(b audit.Breakdown) int64 { return b.Sync }},
 	{"munmap/OS", colOS, func(b audit.Breakdown) int64 { return b.OS }},

@@ -98,7 +98,7 @@ func NewTimeline(r *audit.Report) (*Figure, error) {
 
 	// GPU idle: gaps between kernels, over all lanes, behind everything.
 	idle := &boxes{}
-	for _, g := range ix.Kernels.Gaps(vlo, vhi) {
+	for _, g := range ix.AnyKernel.Gaps(vlo, vhi) {
 		if g.Len() >= tol {
 			idle.Boxes = append(idle.Boxes, box{X0: x(g.Start), X1: x(g.End), Y0: -0.5, Y1: float64(n) - 0.5, Fill: colIdle, Label: "gpu idle"})
 		}

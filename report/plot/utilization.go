@@ -3,6 +3,7 @@ package plot
 import (
 	"fmt"
 	"image/color"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -86,6 +87,15 @@ func NewUtilization(r *audit.Report) (*Figure, error) {
 	}{
 		{ix.Kernels, colCompute, "kernels", r.GPU.ComputeBusyShare},
 		{ix.Copies, colCopy, "copies", r.GPU.CopyBusyShare},
+	}
+	if len(ix.Comm) > 0 {
+		series = append(series[:1:1], append([]struct {
+			set   ivl.Set
+			col   color.NRGBA
+			label string
+			mean  float64
+		}{{ix.Comm, colComm, "collectives", r.GPU.CommBusyShare}}, series[1:]...)...)
+		f.Caption = strings.Replace(f.Caption, "a kernel (green)", "a compute kernel (green), a collective (blue)", 1)
 	}
 	means := make([]*rules, 0, len(series))
 	for _, s := range series {

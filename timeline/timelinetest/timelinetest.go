@@ -82,6 +82,17 @@ func (b *Builder) Launch(h, s timeline.TrackID, kernel string, cs, ce, ks, ke in
 	b.B.Add(timeline.Event{Kind: timeline.KindKernel, Name: b.B.Intern(kernel), Track: s, Start: ks, End: ke, Corr: c, Proc: p})
 }
 
+// Collective adds a cudaLaunchKernel call on host thread h over [cs, ce)
+// and the NCCL kernel it launched on stream s over [ks, ke), recorded as
+// collective c (its Event is set by Build).
+func (b *Builder) Collective(h, s timeline.TrackID, c timeline.Collective, cs, ce, ks, ke int64) {
+	corr := b.next()
+	p := b.proc(h)
+	kernel := "ncclDevKernel_" + c.Op + "_RING_LL"
+	b.B.Add(timeline.Event{Kind: timeline.KindAPI, Name: b.B.Intern("cudaLaunchKernel"), Track: h, Start: cs, End: ce, Corr: corr, Proc: p})
+	b.B.AddCollective(timeline.Event{Kind: timeline.KindKernel, Name: b.B.Intern(kernel), Track: s, Start: ks, End: ke, Corr: corr, Proc: p}, c)
+}
+
 // Copy describes a memcpy for Memcpy.
 type Copy struct {
 	Dir      timeline.CopyKind

@@ -195,6 +195,7 @@ func parseTrack(s string) (trackKey, bool) {
 // read (auto correlation ids need the largest explicit one).
 type pending struct {
 	e         timeline.Event
+	coll      *timeline.Collective // a kernel's collective (coll=, group=, ranks=, dtype=, seq=)
 	name      string
 	track     int
 	rangeKind bool // Range was given (kind=)
@@ -202,6 +203,7 @@ type pending struct {
 }
 
 type decoder struct {
+	dist     timeline.Distributed
 	src      timeline.Source
 	observed *timeline.Observed
 	origin   int64
@@ -236,7 +238,7 @@ func (d *decoder) track(s string) (int, error) {
 
 func (d *decoder) line(n int, f []string, depth int) error {
 	switch f[0] {
-	case "source", "origin", "observed", "device", "track":
+	case "source", "origin", "observed", "device", "track", "dist":
 		if depth > 0 {
 			return fmt.Errorf("%s inside a repeat block", f[0])
 		}
@@ -259,14 +261,50 @@ func (d *decoder) line(n int, f []string, depth int) error {
 		return d.device(f[1:])
 	case "track":
 		return d.trackLine(f[1:])
+	case "dist":
+		return d.distLine(f[1:])
 	case "launch", "copy":
 		return d.pair(n, f)
 	}
 	k, ok := kindByName[f[0]]
 	if !ok {
-		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track, repeat, end)", f[0], strings.Join(kindNames(), ", "))
+		return fmt.Errorf("unknown line %q: want an event kind (%s), launch, copy, or a directive (source, origin, observed, device, track, dist, repeat, end)", f[0], strings.Join(kindNames(), ", "))
 	}
 	return d.event(n, k, f[1:])
+}
+
+// distLine reads `dist rank=N [world=N] [backend="nccl"]`.
+func (d *decoder) distLine(f []string) error {
+	if d.dist.Known {
+		return fmt.Errorf("a second dist line")
+	}
+	d.dist.Known = true
+	seenRank := false
+	for _, kv := range f {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("dist: want key=value, got %q", kv)
+		}
+		var err error
+		switch k {
+		case "rank":
+			d.dist.Rank, err = strconv.Atoi(v)
+			seenRank = true
+		case "world":
+			d.dist.WorldSize, err = strconv.Atoi(v)
+		case "backend":
+			d.dist.Backend, err = unquote(v)
+		default:
+			return fmt.Errorf("dist: unknown key %q (rank, world, backend)", k)
+		}
+		if err != nil {
+			return fmt.Errorf("dist %s: %w", k, err)
+		}
+	}
+	if !seenRank {
+		return fmt.Errorf("dist: want rank=N")
+	}
+	return nil
 }
 
 func (d *decoder) source(f []string) error {

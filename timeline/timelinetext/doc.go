@@ -12,6 +12,7 @@
 //	observed gpu api os nvtx ops annotations dataloader memkinds can-os can-nvtx can-annotations
 //	device 0 "NVIDIA H200" sms=132 mem=141GiB
 //	track host/1/1 "python"        # declares a track (in this order), naming a thread
+//	dist rank=0 world=2 backend="nccl"   # the job the trace belongs to
 //	origin 1732812345000000000     # later times are relative to this one
 //
 //	KIND TRACK START [END] ["NAME"] [key=value | flag]...
@@ -28,7 +29,10 @@
 // PtoP, unified, array), src and dst (pageable, pinned, device, managed,
 // array, host), class (an API class: launch, memcpy, memcpy-async, memset,
 // sync, alloc, stream-wait, other), kind (a range kind: nvtx, annotation,
-// step, dataloader, other). Flags: driver, graph, open.
+// step, dataloader, other). Flags: driver, graph, open. A kernel that is a
+// collective says so with coll="allreduce" and optionally group="0",
+// ranks=N, dtype="Float", seq=N; its bytes= is then the message size
+// (kernels named nccl* are communication by their name alone).
 //
 // Two shorthands write an API call and the GPU work it launched, linked by
 // a fresh correlation id unless corr= is given:

@@ -50,6 +50,16 @@ func Encode(w io.Writer, tl *timeline.Timeline) error {
 		}
 	}
 	put("observed", strings.Join(ow, " "))
+	if d := tl.Dist; d.Known {
+		f := []string{"dist", "rank=" + strconv.Itoa(d.Rank)}
+		if d.WorldSize != 0 {
+			f = append(f, "world="+strconv.Itoa(d.WorldSize))
+		}
+		if d.Backend != "" {
+			f = append(f, "backend="+strconv.Quote(d.Backend))
+		}
+		put(f...)
+	}
 	for _, d := range tl.Devices {
 		f := []string{"device", strconv.FormatInt(d.ID, 10)}
 		if d.Name != "" {
@@ -83,9 +93,34 @@ func Encode(w io.Writer, tl *timeline.Timeline) error {
 		put("origin", strconv.FormatInt(origin, 10))
 	}
 	for i := range tl.Events {
-		put(eventFields(tl, &tl.Events[i], labels, origin)...)
+		f := eventFields(tl, &tl.Events[i], labels, origin)
+		if c, ok := tl.Collective(int32(i)); ok {
+			f = append(f, collectiveFields(c)...)
+		}
+		put(f...)
 	}
 	return bw.Flush()
+}
+
+// collectiveFields are the keys of a kernel's collective.
+func collectiveFields(c *timeline.Collective) []string {
+	f := []string{"coll=" + strconv.Quote(c.Op)}
+	if c.Group != "" {
+		f = append(f, "group="+strconv.Quote(c.Group))
+	}
+	if c.GroupSize != 0 {
+		f = append(f, "ranks="+strconv.Itoa(c.GroupSize))
+	}
+	if c.DType != "" {
+		f = append(f, "dtype="+strconv.Quote(c.DType))
+	}
+	if c.Seq >= 0 {
+		f = append(f, "seq="+strconv.FormatInt(c.Seq, 10))
+	}
+	if c.Bytes != 0 {
+		f = append(f, "bytes="+FormatSize(c.Bytes))
+	}
+	return f
 }
 
 // eventFields are the fields of one event's line.

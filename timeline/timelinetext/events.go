@@ -82,6 +82,12 @@ func (d *decoder) event(n int, k timeline.Kind, f []string) error {
 	if k == timeline.KindMarker && p.e.End != p.e.Start {
 		return fmt.Errorf("marker with a duration")
 	}
+	if p.coll != nil {
+		if k != timeline.KindKernel {
+			return fmt.Errorf("%s with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives", k)
+		}
+		p.coll.Bytes, p.e.Bytes = p.e.Bytes, 0 // a collective's bytes are its message's
+	}
 	d.add(n, p)
 	return nil
 }
@@ -132,7 +138,23 @@ func (d *decoder) attrs(p *pending, f []string, extra func(k, v string) (bool, e
 			}
 		}
 		var err error
+		coll := func() *timeline.Collective {
+			if p.coll == nil {
+				p.coll = &timeline.Collective{Seq: -1}
+			}
+			return p.coll
+		}
 		switch k {
+		case "coll":
+			coll().Op, err = unquote(v)
+		case "group":
+			coll().Group, err = unquote(v)
+		case "dtype":
+			coll().DType, err = unquote(v)
+		case "ranks":
+			coll().GroupSize, err = strconv.Atoi(v)
+		case "seq":
+			coll().Seq, err = strconv.ParseInt(v, 10, 64)
 		case "corr":
 			e.Corr, err = strconv.ParseInt(v, 10, 64)
 		case "proc":
@@ -153,7 +175,7 @@ func (d *decoder) attrs(p *pending, f []string, extra func(k, v string) (bool, e
 			e.Range, err = lookup[timeline.RangeKind](v)
 			p.rangeKind = true
 		default:
-			return fmt.Errorf("unknown key %q (corr, proc, bytes, dir, src, dst, class, kind)", k)
+			return fmt.Errorf("unknown key %q (corr, proc, bytes, dir, src, dst, class, kind, coll, group, ranks, dtype, seq)", k)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
@@ -238,6 +260,12 @@ func (d *decoder) pair(n int, f []string) error {
 	if verb == "launch" && work.name == "" {
 		return fmt.Errorf("launch: want the kernel's \"name\"")
 	}
+	if work.coll != nil {
+		if verb != "launch" {
+			return fmt.Errorf("copy with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives")
+		}
+		work.coll.Bytes, work.e.Bytes = work.e.Bytes, 0
+	}
 	if verb == "copy" && work.name == "" {
 		work.name = "Memcpy " + work.e.Copy.String()
 	}
@@ -285,8 +313,13 @@ func (d *decoder) build() (*timeline.Timeline, error) {
 			e.Range = timeline.ClassifyRange(p.name, timeline.RangeNVTX)
 		}
 		derive(&obs, &e)
+		if p.coll != nil {
+			b.AddCollective(e, *p.coll)
+			continue
+		}
 		b.Add(e)
 	}
+	b.Dist = d.dist
 	b.Observed = obs
 	if d.observed != nil {
 		b.Observed = *d.observed

@@ -212,6 +212,45 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// Collectives and the job a trace belongs to survive the text form.
+func TestCollectivesRoundTrip(t *testing.T) {
+	text := `dist rank=1 world=8 backend="nccl"
+kernel gpu0/stream20 0 +2ms "ncclDevKernel_AllReduce_Sum_f32_RING_LL" corr=1 coll="allreduce" group="0" ranks=8 dtype="Float" bytes=64MiB
+kernel gpu0/stream20 3ms +1ms "ncclDevKernel_AllGather_RING_LL" corr=2 coll="_allgather_base" seq=7
+kernel gpu0/stream20 5ms +1ms "ncclDevKernel_Broadcast_RING_LL" corr=3
+`
+	tl, err := Decode([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []timeline.Collective{
+		{Event: 0, Op: "allreduce", Group: "0", GroupSize: 8, DType: "Float", Bytes: 64 << 20, Seq: -1},
+		{Event: 1, Op: "_allgather_base", Seq: 7},
+	}
+	if !reflect.DeepEqual(tl.Collectives, want) || tl.Dist != (timeline.Distributed{Known: true, Rank: 1, WorldSize: 8, Backend: "nccl"}) {
+		t.Fatalf("collectives %+v, dist %+v", tl.Collectives, tl.Dist)
+	}
+	for i := range tl.Events {
+		if !tl.Events[i].Has(timeline.FlagComm) || tl.Events[i].Bytes != 0 {
+			t.Errorf("event %d: %+v", i, tl.Events[i])
+		}
+	}
+	back, err := Decode([]byte(encode(t, tl)))
+	if err != nil || !reflect.DeepEqual(back.Collectives, tl.Collectives) || back.Dist != tl.Dist {
+		t.Errorf("round trip: %v %+v", err, back)
+	}
+	for _, c := range []struct{ text, want string }{
+		{`memcpy gpu0/stream7 0 +1ms coll="allreduce"`, "only kernels are collectives"},
+		{`dist world=2`, "want rank=N"},
+		{"dist rank=0\ndist rank=1", "a second dist line"},
+		{`kernel gpu0/stream7 0 +1ms "k" ranks=x`, "ranks"},
+	} {
+		if _, err := Decode([]byte(c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want one containing %q", c.text, err, c.want)
+		}
+	}
+}
+
 func TestErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
 		{"kernel host/1/1 0 +1ms \"k\"", `line 1: kernel on host/1/1: kernel events live on GPU tracks`},

@@ -57,7 +57,7 @@ func run(p *analyze.Pass) (any, error) {
 	if copyNS == 0 {
 		return nil, nil
 	}
-	overlap := set.Intersect(ix.Kernels).Len()
+	overlap := set.Intersect(ix.AnyKernel).Len()
 	if float64(overlap) >= OverlapTolerance*float64(copyNS) {
 		return nil, nil
 	}
@@ -65,7 +65,7 @@ func run(p *analyze.Pass) (any, error) {
 	for t := range copyStreams {
 		sharedStream = sharedStream || ix.KernelStreams[t]
 	}
-	wasted := set.Subtract(ix.Kernels)
+	wasted := set.Subtract(ix.AnyKernel)
 	total := wasted.Len()
 	var cands []analyze.Candidate
 	for _, i := range idx {

@@ -46,7 +46,7 @@ const DispatchGapNS = 1_000_000
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	idle := ix.SteadySet.Subtract(ix.Kernels)
+	idle := ix.SteadySet.Subtract(ix.AnyKernel)
 	total := idle.Len()
 	if total == 0 {
 		return nil, nil

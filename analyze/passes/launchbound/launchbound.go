@@ -101,7 +101,7 @@ func run(p *analyze.Pass) (any, error) {
 	graph := 0
 	for i := range tl.Events {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindKernel || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
 			continue
 		}
 		if e.Has(timeline.FlagGraph) {

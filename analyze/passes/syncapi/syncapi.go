@@ -69,15 +69,15 @@ func run(p *analyze.Pass) (any, error) {
 		if e.Kind != timeline.KindAPI || !ix.InSteady(e.End) || !drains(tl, e) {
 			continue
 		}
-		if ix.Kernels.Contains(e.End) {
+		if ix.AnyKernel.Contains(e.End) {
 			continue // kernels still queued: the GPU does not idle
 		}
 		// The busy interval that starts next (e.End lies in none of them).
-		k := sort.Search(len(ix.Kernels), func(j int) bool { return ix.Kernels[j].Start >= e.End })
-		if k == len(ix.Kernels) {
+		k := sort.Search(len(ix.AnyKernel), func(j int) bool { return ix.AnyKernel[j].Start >= e.End })
+		if k == len(ix.AnyKernel) {
 			continue
 		}
-		next := ix.Kernels[k].Start
+		next := ix.AnyKernel[k].Start
 		w := min(other.Covered(e.End, next), e.Dur())
 		if w == 0 {
 			continue

@@ -95,7 +95,7 @@ func run(p *analyze.Pass) (any, error) {
 	if len(list) == 0 {
 		return nil, nil
 	}
-	wasted := ivl.Union(spans).Subtract(ix.Kernels).Intersect(ix.SteadySet)
+	wasted := ivl.Union(spans).Subtract(ix.AnyKernel).Intersect(ix.SteadySet)
 	total := wasted.Len()
 	if total == 0 {
 		return nil, nil

@@ -10,9 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/analyze/suite"
-	"github.com/traceaudit/traceaudit/report"
 )
 
 // AnalyzeOptions are the inputs of `traceaudit analyze`.
@@ -25,6 +24,8 @@ type AnalyzeOptions struct {
 	Config *analyze.Config
 	// OutDir, when set, receives report.md, report.json and the plots.
 	OutDir string
+	// Job makes the files one job (--job).
+	Job bool
 	// Args are the command line, quoted in report.md.
 	Args []string
 }
@@ -116,7 +117,7 @@ func parseBand(s string) (string, analyze.Bands, error) {
 	if !ok {
 		return "", analyze.Bands{}, fmt.Errorf("want ID=WARNING,ERROR")
 	}
-	if suite.ByID(id) == nil {
+	if suite.ByID(id) == nil && id != job.StragglerID {
 		return "", analyze.Bands{}, fmt.Errorf("unknown analyzer %q", id)
 	}
 	ws, es, ok := strings.Cut(rest, ",")
@@ -150,13 +151,22 @@ func NewCmdAnalyze(ios *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: ios}
 	var fl analyzeFlags
 	cmd := &cobra.Command{
-		Use:   "analyze [flags] FILE...",
+		Use:   "analyze [flags] FILE|DIR...",
 		Short: "Find what starves the GPU: findings per step with evidence and fixes",
 		Long: `analyze reads each trace, finds the training steps, splits each step into
-compute, copy, sync, os, data and other time, and reports the causes of GPU
-starvation ordered by the time they waste per step, each with evidence, the fix
-in plain words and the PyTorch change. FILE "-" reads standard input. An
+compute, comm, copy, sync, os, data and other time, and reports the causes of
+GPU starvation ordered by the time they waste per step, each with evidence, the
+fix in plain words and the PyTorch change. FILE "-" reads standard input. An
 .nsys-rep or .qdrep report is exported with nsys when nsys is on PATH.
+
+Several traces that are the ranks of one job (PyTorch profiler traces whose
+distributedInfo gives one world size and distinct ranks, or any files with
+--job), a folder of them, or one Nsight Systems export of several GPU
+processes are analysed as a job: each rank on its own, then which rank the
+others wait for in their collectives (the straggler) and why. Other sets of
+traces are a batch: each is analysed alone, and an unreadable one is reported
+while the others are analysed (exit 2 at the end). A folder holding several
+jobs is refused, naming them.
 
 Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		Example: `  # findings in the terminal
@@ -169,7 +179,13 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
   # an nsys report (exported once with nsys), steps from an NVTX range
   traceaudit analyze --step-range '^train_step$' run.nsys-rep
   # from standard input
-  gunzip -c run.pt.trace.json.gz | traceaudit analyze -`,
+  gunzip -c run.pt.trace.json.gz | traceaudit analyze -
+  # a multi-GPU job: one trace per rank, a folder of them, or one nsys export
+  # of the whole torchrun; the straggler and its cause, and the rank plot
+  traceaudit analyze --out job/ traces/rank0.pt.trace.json.gz traces/rank1.pt.trace.json.gz
+  traceaudit analyze traces/
+  # several unrelated traces, one after the other (a batch)
+  traceaudit analyze --format json a.sqlite b.pt.trace.json.gz`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("analyze: want at least one trace file")
@@ -180,9 +196,6 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 			cfg, fail, err := fl.config()
 			if err != nil {
 				return err
-			}
-			if opts.OutDir != "" && len(args) > 1 {
-				return usagef("--out takes one trace file, got %d", len(args))
 			}
 			if err := checkStdin(args...); err != nil {
 				return err
@@ -197,6 +210,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 	}
 	fl.register(cmd)
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and plots (PNG and SVG) to this folder")
+	cmd.Flags().BoolVar(&opts.Job, "job", false, "the files are the ranks of one job, whatever their metadata says (ranks from distributedInfo, else argument order)")
 	return cmd
 }
 
@@ -204,26 +218,25 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if err := checkOut(opts.OutDir); err != nil {
 		return err
 	}
-	var reports []*audit.Report
-	for _, f := range opts.Files {
-		tl, err := load(opts.IO, f)
-		if err != nil {
-			return err
-		}
-		r, err := audit.Run(tl, opts.Config)
-		if err != nil {
-			return err
-		}
-		reports = append(reports, r)
-	}
-	var doc any = reports
-	if len(reports) == 1 {
-		doc = reports[0]
-	}
-	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, doc); err != nil {
+	res, err := analyzeInputs(opts.IO, opts.Files, opts.Config, opts.Job, opts.OutDir != "")
+	if err != nil {
 		return err
 	}
-	return failIf(opts.FailOn, report.MaxSeverity(reports...), "findings")
+	doc, worst := docOf(res)
+	out := opts.OutDir
+	if len(res.Failed) > 0 {
+		out = "" // a failed run writes no report folder
+	}
+	if err := emit(opts.IO, opts.Format, out, opts.Args, doc); err != nil {
+		return err
+	}
+	if len(res.Failed) > 0 {
+		for _, e := range res.Failed {
+			fmt.Fprintln(opts.IO.Err, "traceaudit: "+oneLine(e.Error()))
+		}
+		return fmt.Errorf("%d of %d traces could not be analysed", len(res.Failed), len(res.Paths))
+	}
+	return failIf(opts.FailOn, worst, "findings")
 }
 
 // failIf returns a *FailError when got reaches the --fail-on level.

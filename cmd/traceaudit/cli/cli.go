@@ -44,6 +44,10 @@ type IO struct {
 	Color bool
 	// Args is the command line after the program name, quoted in reports.
 	Args []string
+	// OneShot says that the process exits after the command (the binary,
+	// not a test): process-wide settings such as the memory limit of a run
+	// over several traces may be left in place.
+	OneShot bool
 }
 
 // usageError is bad usage: a wrong flag value or argument count. Main
@@ -64,9 +68,10 @@ func (e *FailError) Error() string { return e.Msg }
 // Main runs the command line and returns the process exit code.
 func Main() int {
 	ios := &IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		InTTY:  term.IsTerminal(int(os.Stdin.Fd())),
-		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		Color:  colorAllowed(term.IsTerminal(int(os.Stdout.Fd())), os.Getenv("NO_COLOR"), os.Getenv("TERM"))}
+		InTTY:   term.IsTerminal(int(os.Stdin.Fd())),
+		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		Color:   colorAllowed(term.IsTerminal(int(os.Stdout.Fd())), os.Getenv("NO_COLOR"), os.Getenv("TERM")),
+		OneShot: true}
 	return Run(os.Args[1:], ios)
 }
 
@@ -162,7 +167,7 @@ with the time each cause costs per step, and replays the fixes on a GPU.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("{{.Version}}\n")
-	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdVersion(ios, nil))
+	root.AddCommand(NewCmdStats(ios, nil), NewCmdAnalyze(ios, nil), NewCmdDiff(ios, nil), NewCmdReplay(ios, nil), NewCmdJob(ios, nil), NewCmdVersion(ios, nil))
 	return root
 }
 

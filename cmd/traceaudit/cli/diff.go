@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
-	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/internal/inputs"
 )
 
 // DiffOptions are the inputs of `traceaudit diff`.
@@ -23,6 +25,10 @@ func NewCmdDiff(ios *IO, runF func(*DiffOptions) error) *cobra.Command {
 		Long: `diff analyzes two traces of the same job (before and after a change) and
 reports the step speedup and which findings were resolved, are new, persist or
 regressed (a higher severity, or a share up by more than max(2 points, 10 %)).
+
+BEFORE and AFTER may each be a job (a folder of one job's rank traces, or an
+Nsight Systems export of several GPU processes): diff then compares each
+rank's step time and findings, the job verdict and the straggler.
 
 Exit status: 0 done, 1 a finding at or above --fail-on is new or regressed,
 2 bad usage or input.`,
@@ -58,19 +64,39 @@ func diffRun(opts *DiffOptions) error {
 	if err := checkOut(opts.OutDir); err != nil {
 		return err
 	}
-	var reps [2]*audit.Report
+	var res [2]*inputs.Result
 	for i, f := range []string{opts.Before, opts.After} {
-		tl, err := load(opts.IO, f)
+		r, err := analyzeInputs(opts.IO, []string{f}, opts.Config, false, opts.OutDir != "")
 		if err != nil {
 			return err
 		}
-		if reps[i], err = audit.Run(tl, opts.Config); err != nil {
+		if r.Kind == inputs.KindBatch {
+			return fmt.Errorf("%s: %d traces that are not one job: diff compares one trace or one job with another", f, len(r.Paths))
+		}
+		res[i] = r
+	}
+	b, a := res[0], res[1]
+	switch {
+	case b.Kind == inputs.KindJob && a.Kind == inputs.KindJob:
+		d := compare.CompareJobs(b.Job, a.Job)
+		if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
 			return err
 		}
+		return failIf(opts.FailOn, d.Worst(), "new or regressed findings")
+	case b.Kind != a.Kind:
+		return usagef("diff: %s is %s and %s is %s: compare one trace with another, or a job with a job", opts.Before, kindName(b), opts.After, kindName(a))
 	}
-	d := compare.Compare(reps[0], reps[1])
+	d := compare.Compare(b.Single, a.Single)
 	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, d.Worst(), "new or regressed findings")
+}
+
+// kindName says what an input was, for errors.
+func kindName(r *inputs.Result) string {
+	if r.Kind == inputs.KindJob {
+		return fmt.Sprintf("a job of %d ranks", len(r.Job.Ranks))
+	}
+	return "one trace"
 }

@@ -42,6 +42,16 @@ func sqliteFile(t *testing.T, dir, name string, stmts ...string) string {
 
 const kernelEv = `{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":%s,"dur":%s,"args":{"correlation":1}}`
 
+// emptyDir makes an empty folder under dir.
+func emptyDir(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "empty")
+	if err := os.Mkdir(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func ev(ts, dur string) string {
 	return strings.Replace(strings.Replace(kernelEv, "%s", ts, 1), "%s", dur, 1)
 }
@@ -112,7 +122,7 @@ func TestBadInputs(t *testing.T) {
 			"", 2, "kernel activity not recorded: 2 kernel launches but no kernel executions"},
 		{"nsys report", writeFile(t, dir, "run.nsys-rep", random), "", 2, "nsys export --type sqlite -o " + filepath.Join(dir, "run.sqlite")},
 		{"qdrep report", writeFile(t, dir, "old.qdrep", random), "", 2, "nsys export --type sqlite"},
-		{"directory", dir, "", 2, "is a directory"},
+		{"folder without traces", emptyDir(t, dir), "", 2, "the folder holds no trace files"},
 		{"missing file", filepath.Join(dir, "missing.json"), "", 2, "no such file"},
 		{"larger than memory (chrome)", testfix.Project("r0_baseline.pt.trace.json.gz"), "100000", 2, "too large for the memory available"},
 		{"larger than memory (nsys)", testfix.Project("b0_pageable_sync.nsys.sqlite"), "10000", 2, "too large for the memory available"},

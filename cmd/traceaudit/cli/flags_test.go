@@ -98,7 +98,11 @@ func TestAnalyzeFlags(t *testing.T) {
 		{argv: []string{"--band", "gpu-idle=0.5,0.2", "a"}, wantErr: "not above the error share"},
 		{argv: []string{"--band", "nope=0.1,0.2", "a"}, wantErr: "unknown analyzer"},
 		{argv: []string{"--step-range", "(", "a"}, wantErr: "--step-range"},
-		{argv: []string{"--out", "o", "a", "b"}, wantErr: "--out takes one trace file"},
+		{argv: []string{"--out", "o", "--job", "a", "b"}, check: func(t *testing.T, o *AnalyzeOptions) {
+			if o.OutDir != "o" || !o.Job || len(o.Files) != 2 {
+				t.Errorf("%+v", o)
+			}
+		}},
 		{argv: []string{"--nope", "a"}, wantErr: "unknown flag: --nope"},
 	}
 	for _, c := range cases {
@@ -126,7 +130,12 @@ func TestDiffReplayStatsFlags(t *testing.T) {
 	t.Run("replay", func(t *testing.T) {
 		o, err := parse(t, NewCmdReplay, []string{"--dry-run", "--steps", "5", "--variants", "pinned,all", "--device", "1", "--format", "json", "r.sqlite"})
 		checkParseErr(t, err, "")
-		if !o.DryRun || o.Steps != 5 || o.Variants != "pinned,all" || o.Device != 1 || o.Format != "json" || o.File != "r.sqlite" || o.Config == nil {
+		if !o.DryRun || o.Steps != 5 || o.Variants != "pinned,all" || o.Device != 1 || o.Format != "json" || o.File != "r.sqlite" || o.Config == nil || o.Rank != -1 {
+			t.Errorf("%+v", o)
+		}
+		o, err = parse(t, NewCmdReplay, []string{"--rank", "3", "r0.json", "r1.json"})
+		checkParseErr(t, err, "")
+		if o.Rank != 3 || len(o.Files) != 2 || o.File != "r0.json" {
 			t.Errorf("%+v", o)
 		}
 		for argv, want := range map[string]string{
@@ -134,7 +143,8 @@ func TestDiffReplayStatsFlags(t *testing.T) {
 			"--device -1 r":     "--device -1",
 			"--format csv r":    `--format "csv"`,
 			"--data-range ( r":  "--data-range",
-			"r s":               "want 1 file argument(s), got 2",
+			"":                  "want a trace, or the traces of a job",
+			"--rank -2 r":       "--rank -2",
 			"--steps many r":    "invalid argument",
 			"--dry-run=maybe r": "invalid argument",
 		} {

@@ -123,15 +123,22 @@ func TestAnalyzeBandsChangeSeverity(t *testing.T) {
 	}
 }
 
-func TestAnalyzeSeveralFilesGivesArray(t *testing.T) {
+// Several traces that are not one job are a batch: one JSON document
+// whose files are their analyze objects, in argument order.
+func TestAnalyzeSeveralFilesGivesBatch(t *testing.T) {
 	out, _, code := run(t, "analyze", "--format", "json", "fixtures/b0_pageable_sync.pt.trace.json.gz", "fixtures/r3_streams.pt.trace.json.gz")
 	if code != 0 {
 		t.Fatal(code)
 	}
-	var rs []map[string]any
-	if err := json.Unmarshal([]byte(out), &rs); err != nil || len(rs) != 2 {
-		t.Fatalf("want a JSON array of 2 reports: %v %d", err, len(rs))
+	var doc struct {
+		Schema int              `json:"schema_version"`
+		Tool   string           `json:"tool_version"`
+		Files  []map[string]any `json:"files"`
 	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Files) != 2 || doc.Schema < 1 || doc.Tool == "" {
+		t.Fatalf("want a batch of 2 reports: %v %d", err, len(doc.Files))
+	}
+	rs := doc.Files
 	if rs[0]["file"] != "fixtures/b0_pageable_sync.pt.trace.json.gz" || rs[1]["file"] != "fixtures/r3_streams.pt.trace.json.gz" {
 		t.Errorf("files %v %v", rs[0]["file"], rs[1]["file"])
 	}

@@ -12,16 +12,23 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/inputs"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
 	"github.com/traceaudit/traceaudit/replay/cudaexec"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // ReplayOptions are the inputs of `traceaudit replay`.
 type ReplayOptions struct {
-	IO       *IO
-	File     string
+	IO *IO
+	// Files are the trace, or the traces (or folder) of a job; File is
+	// the first.
+	Files []string
+	File  string
+	// Rank is the rank of a job to replay (-1: the straggler).
+	Rank     int
 	DryRun   bool
 	Steps    int
 	Variants string
@@ -37,7 +44,7 @@ type ReplayOptions struct {
 func NewCmdReplay(ios *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	opts := &ReplayOptions{IO: ios}
 	cmd := &cobra.Command{
-		Use:   "replay [flags] FILE",
+		Use:   "replay [flags] FILE|JOB...",
 		Short: "On a GPU box: replay one step of the trace as observed and once per fix, and measure the speedups",
 		Long: `replay analyzes the trace, builds a plan of one steady-state step (host data
 work, copies with their sizes and memory kinds, munmap of batch buffers where
@@ -49,6 +56,10 @@ measured step time and speedup of each next to the analyzer's prediction,
 the fidelity of the observed replay against the trace, and this machine's
 copy bandwidths beside the trace's.
 
+Given a job (the rank traces of one job, a folder of them, or an Nsight
+Systems export of several GPU processes), it replays one rank: the straggler,
+which the others wait for, or the rank --rank names.
+
 It needs libcuda.so.1 and an NVIDIA GPU; --dry-run prints the plan anywhere.
 It refuses plans needing more than half the free device memory and frees
 everything on exit and on Ctrl-C.`,
@@ -57,8 +68,16 @@ everything on exit and on Ctrl-C.`,
   # on a GPU box: the observed step and every fix the findings call for
   traceaudit replay run.sqlite
   # chosen variants, more steps, a report folder with the replay plot
-  traceaudit replay --variants pinned,all --steps 30 --out replay/ run.sqlite`,
-		Args: exactArgs(1),
+  traceaudit replay --variants pinned,all --steps 30 --out replay/ run.sqlite
+  # a multi-GPU job: the straggler's rank, or rank 3
+  traceaudit replay --dry-run traces/
+  traceaudit replay --rank 3 torchrun.nsys.sqlite`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("replay: want a trace, or the traces of a job")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(opts.Format, "text", "json", "markdown"); err != nil {
 				return err
@@ -73,7 +92,10 @@ everything on exit and on Ctrl-C.`,
 			if err := opts.ranges.apply(cfg); err != nil {
 				return err
 			}
-			opts.Config, opts.File = cfg, args[0]
+			if opts.Rank < -1 {
+				return usagef("--rank %d: want a rank, 0 or more", opts.Rank)
+			}
+			opts.Config, opts.Files, opts.File = cfg, args, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
 			if runF != nil {
 				return runF(opts)
@@ -86,6 +108,7 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Steps, "steps", 10, "measured steps per variant (after 2 warm-up steps)")
 	fl.StringVar(&opts.Variants, "variants", "", "comma-separated variants to run (default: observed, the fixes the findings call for, and all)")
 	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
+	fl.IntVar(&opts.Rank, "rank", -1, "the rank of a job to replay (default: the straggler)")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
@@ -98,7 +121,7 @@ func replayRun(opts *ReplayOptions) error {
 	if err := checkOut(opts.OutDir); err != nil {
 		return err
 	}
-	tl, err := load(opts.IO, opts.File)
+	tl, err := replayTimeline(opts)
 	if err != nil {
 		return err
 	}
@@ -122,6 +145,55 @@ func replayRun(opts *ReplayOptions) error {
 		}
 	}
 	return emit(opts.IO, opts.Format, opts.OutDir, opts.Args, rep)
+}
+
+// replayTimeline reads the trace to replay: the one trace given, or the
+// chosen rank of a job (its process only, in a multi-process export).
+func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
+	cache := map[string]*timeline.Timeline{}
+	open := func(p string) (*timeline.Timeline, error) {
+		if tl := cache[p]; tl != nil {
+			return tl, nil
+		}
+		return load(opts.IO, p)
+	}
+	if len(opts.Files) == 1 {
+		if st, err := os.Stat(opts.File); err == nil && !st.IsDir() {
+			tl, err := load(opts.IO, opts.File)
+			if err != nil {
+				return nil, err
+			}
+			if len(tl.GPUProcesses()) < 2 {
+				if opts.Rank > 0 {
+					return nil, usagef("--rank %d: %s holds one GPU process", opts.Rank, opts.File)
+				}
+				return tl, nil
+			}
+			cache[opts.File] = tl
+		}
+	}
+	res, err := inputs.Analyze(opts.Files, inputs.Options{Config: opts.Config, Open: open})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Kind {
+	case inputs.KindSingle:
+		return open(res.Paths[0])
+	case inputs.KindBatch:
+		return nil, usagef("replay: these %d traces are not one job: replay one trace, or the ranks of one job", len(res.Paths))
+	}
+	rank := opts.Rank
+	s := res.Job.Job.Straggler
+	switch {
+	case rank < 0 && s == nil:
+		return nil, usagef("replay: no rank of this job holds the others back: choose the rank to replay with --rank N")
+	case rank < 0:
+		rank = s.Rank
+		fmt.Fprintf(opts.IO.Err, "traceaudit: replaying rank %d, the straggler (GPU %d, pid %d, %s)\n", rank, s.Device, s.PID, s.File)
+	default:
+		fmt.Fprintf(opts.IO.Err, "traceaudit: replaying rank %d\n", rank)
+	}
+	return inputs.RankTimeline(res.Job, rank, open)
 }
 
 // runReplay opens the GPU and runs the plan, stopping cleanly on Ctrl-C.

@@ -133,6 +133,8 @@ func TestExamplesAndCompletion(t *testing.T) {
 		{[]string{"replay", "--format", "m"}, []string{"markdown"}},
 		{[]string{"replay", "--variants", "pinned,p"}, []string{"pinned,pinned-copy-stream", "pinned,prefetch-workers"}},
 		{[]string{"replay", "--variants", ""}, replay.Names()},
+		{[]string{"job", "--format", "j"}, []string{"json"}},
+		{[]string{"job", "--fail-on", "e"}, []string{"error"}},
 	} {
 		var out bytes.Buffer
 		Run(append([]string{"__complete"}, c.args...), &IO{Out: &out, Err: &bytes.Buffer{}})

@@ -1,0 +1,114 @@
+package compare
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/job"
+)
+
+// JobDiff is the `traceaudit diff --format json` object of two jobs: the
+// step time of each rank, the job verdict and the straggler, before and
+// after, and each rank's findings' changes. Fields may be added, never
+// renamed.
+type JobDiff struct {
+	Before *job.Report `json:"before"`
+	After  *job.Report `json:"after"`
+	// StepSpeedup is the job's pace before over after: the slowest rank's
+	// median step (the ranks of a job move together), 0 when unknown.
+	StepSpeedup float64 `json:"step_speedup"`
+	// Verdict is the job verdict before and after.
+	Verdict Pair `json:"verdict"`
+	// Straggler is the straggler before and after, and what became of it:
+	// "resolved", "new", "persisting", "moved" (another rank) or "".
+	Straggler StragglerChange `json:"straggler"`
+	// Job holds the changes of the job's own findings (straggler).
+	Job FindingChanges `json:"job"`
+	// Ranks are the ranks present in both jobs, by rank.
+	Ranks []RankChange `json:"ranks"`
+}
+
+// Pair is a value before and after.
+type Pair struct {
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+// StragglerChange is the straggler of each job.
+type StragglerChange struct {
+	Before *job.Straggler `json:"before"`
+	After  *job.Straggler `json:"after"`
+	Status string         `json:"status"`
+}
+
+// RankChange is one rank in both jobs.
+type RankChange struct {
+	Rank         int   `json:"rank"`
+	BeforeStepNS int64 `json:"before_step_ns"`
+	AfterStepNS  int64 `json:"after_step_ns"`
+	// StepSpeedup is before over after (0 when either has no steps).
+	StepSpeedup float64 `json:"step_speedup"`
+	// Verdict is the rank's verdict before and after.
+	Verdict  Pair           `json:"verdict"`
+	Findings FindingChanges `json:"findings"`
+}
+
+// CompareJobs diffs two jobs.
+func CompareJobs(before, after *job.Report) *JobDiff {
+	d := &JobDiff{Before: before, After: after, Ranks: []RankChange{},
+		Verdict:   Pair{Before: before.Job.Verdict, After: after.Job.Verdict},
+		Straggler: StragglerChange{Before: before.Job.Straggler, After: after.Job.Straggler},
+		Job:       changesOf(before.Job.Findings, after.Job.Findings),
+	}
+	if b, a := slowest(before), slowest(after); b > 0 && a > 0 {
+		d.StepSpeedup = float64(b) / float64(a)
+	}
+	switch sb, sa := before.Job.Straggler, after.Job.Straggler; {
+	case sb != nil && sa == nil:
+		d.Straggler.Status = "resolved"
+	case sb == nil && sa != nil:
+		d.Straggler.Status = "new"
+	case sb != nil && sa != nil && sb.Rank == sa.Rank:
+		d.Straggler.Status = "persisting"
+	case sb != nil && sa != nil:
+		d.Straggler.Status = "moved"
+	}
+	byRank := map[int]*job.Rank{}
+	for _, r := range after.Ranks {
+		byRank[*r.Rank] = r
+	}
+	for _, b := range before.Ranks {
+		a := byRank[*b.Rank]
+		if a == nil {
+			continue
+		}
+		rc := RankChange{Rank: *b.Rank, BeforeStepNS: b.Steps.MedianNS, AfterStepNS: a.Steps.MedianNS,
+			Verdict: Pair{Before: b.Verdict, After: a.Verdict}, Findings: changesOf(b.Findings, a.Findings)}
+		if rc.BeforeStepNS > 0 && rc.AfterStepNS > 0 {
+			rc.StepSpeedup = float64(rc.BeforeStepNS) / float64(rc.AfterStepNS)
+		}
+		d.Ranks = append(d.Ranks, rc)
+	}
+	slices.SortFunc(d.Ranks, func(x, y RankChange) int { return cmp.Compare(x.Rank, y.Rank) })
+	return d
+}
+
+// slowest is the longest median step among a job's ranks.
+func slowest(j *job.Report) int64 {
+	var m int64
+	for _, s := range j.Job.StepNSByRank {
+		m = max(m, s)
+	}
+	return m
+}
+
+// Worst is the highest severity, after, among the new and regressed
+// findings of the job and of every rank: what --fail-on tests.
+func (d *JobDiff) Worst() analyze.Severity {
+	w := worst(d.Job.Changes)
+	for _, r := range d.Ranks {
+		w = max(w, worst(r.Findings.Changes))
+	}
+	return w
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/internal/progress"
+	"github.com/traceaudit/traceaudit/report"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// lockedWriter serialises writes from the workers that read traces.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// analyzeInputs reads and analyses the traces args name (files or
+// folders) as one trace, one job or a batch (internal/inputs). One trace
+// shows its reading progress; several show how many are done.
+func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep bool) (*inputs.Result, error) {
+	paths, _, skipped, err := inputs.Expand(args)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range skipped {
+		fmt.Fprintf(ios.Err, "traceaudit: %s: skipped: its export %s.sqlite is read\n", s, strings.TrimSuffix(filepath.Base(s), filepath.Ext(s)))
+	}
+	// The command renders the result and exits: the memory limit of a run
+	// over several traces holds while it renders too.
+	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep, KeepMemoryLimit: ios.OneShot}
+	if len(paths) == 1 {
+		o.Open = func(p string) (*timeline.Timeline, error) { return load(ios, p) }
+		return inputs.Analyze(args, o)
+	}
+	errw := &lockedWriter{w: ios.Err}
+	bar := progress.New(errw, fmt.Sprintf("reading %d traces", len(paths)), ios.ErrTTY)
+	defer bar.Done()
+	var mu sync.Mutex
+	done := int64(0)
+	bar.Update(0, int64(len(paths)))
+	// Each trace is read as load reads one (standard input, .nsys-rep
+	// exports, warnings), without a progress line of its own.
+	quiet := &IO{Out: ios.Out, Err: errw, In: ios.In, InTTY: ios.InTTY, Args: ios.Args}
+	o.Open = func(p string) (*timeline.Timeline, error) {
+		tl, err := load(quiet, p)
+		mu.Lock()
+		done++
+		bar.Update(done, int64(len(paths)))
+		mu.Unlock()
+		return tl, err
+	}
+	return inputs.Analyze(args, o)
+}
+
+// docOf is the document to render for an analysis, and its worst finding.
+func docOf(res *inputs.Result) (any, analyze.Severity) {
+	switch res.Kind {
+	case inputs.KindJob:
+		return res.Job, report.MaxJobSeverity(res.Job)
+	case inputs.KindBatch:
+		return res.Batch, report.MaxSeverity(res.Batch.Files...)
+	}
+	return res.Single, report.MaxSeverity(res.Single)
+}

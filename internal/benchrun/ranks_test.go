@@ -1,0 +1,37 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/internal/testfix"
+)
+
+// The tiled rank folder is one job of its ranks, as the real one is: the
+// straggler of the original (rank 1's copies, which build batches on the
+// main thread) is an odd rank, and tiling keeps what the traces say.
+func TestTileRanks(t *testing.T) {
+	t.Chdir(testfix.Root())
+	dir := filepath.Join(t.TempDir(), "ranks")
+	events, err := tileRanks(dir, 4, 10e6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := inputs.Analyze([]string{dir}, inputs.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := res.Job
+	if res.Kind != inputs.KindJob || j.Job.Ranks != 4 || j.Job.WorldSize == nil || *j.Job.WorldSize != 4 || events < 4*30000 {
+		t.Fatalf("kind %s, %d events: %+v", res.Kind, events, j)
+	}
+	if s := j.Job.Straggler; s == nil || s.Rank%2 != 1 || s.Cause != "dataloader-wait" {
+		t.Errorf("straggler %+v", s)
+	}
+	for i, r := range j.Ranks {
+		if *r.Rank != i || r.Steps.Count < 6 {
+			t.Errorf("rank %d: %d steps", *r.Rank, r.Steps.Count)
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package inputs
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// MaxSummaryBytes bounds one JSON summary read by Reduce (an analyze
+// object is kilobytes to a few megabytes).
+const MaxSummaryBytes = 1 << 30
+
+// Reduce builds the job document from per-rank analyses written by
+// `traceaudit analyze --format json` (analyze objects, job documents whose
+// ranks are taken over, or batch documents; .gz allowed): the reduce of a
+// job analysed as one task per rank. The result is the document
+// `traceaudit analyze` prints for the same traces read together. Ranks are
+// those the analyses record, else the order of paths.
+func Reduce(paths []string, o Options) (*job.Report, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no analysis files given")
+	}
+	var reports []*audit.Report
+	for _, p := range paths {
+		rs, err := readSummary(p)
+		if err != nil {
+			return nil, err
+		}
+		reports = append(reports, rs...)
+	}
+	jo := job.Options{}
+	if o.Config != nil {
+		jo.Bands, jo.InfoFloor = o.Config.Bands, o.Config.InfoFloor
+	}
+	if len(reports) < 2 {
+		return nil, fmt.Errorf("%s: %w: a job needs the analyses of two ranks or more", paths[0], job.ErrNotJob)
+	}
+	// Ranks as recorded; where any is missing or repeated, in argument
+	// order (design.md: "Rank: distributedInfo.rank, else file order").
+	seen := map[int]bool{}
+	byOrder := false
+	for _, r := range reports {
+		if r.Rank == nil || seen[*r.Rank] {
+			byOrder = true
+			break
+		}
+		seen[*r.Rank] = true
+	}
+	if byOrder {
+		for i, r := range reports {
+			n := i
+			r.Rank = &n
+		}
+	}
+	return job.Reduce(reports, jo)
+}
+
+// readSummary reads one JSON summary into analyze objects.
+func readSummary(path string) ([]*audit.Report, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	defer f.Close()
+	var r io.Reader = f
+	head := make([]byte, 2)
+	if n, _ := io.ReadFull(f, head); n == 2 && head[0] == 0x1f && head[1] == 0x8b {
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
+		}
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
+	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxSummaryBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > MaxSummaryBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not a traceaudit analysis", path, MaxSummaryBytes)
+	}
+	var probe struct {
+		Job   json.RawMessage   `json:"job"`
+		Ranks []json.RawMessage `json:"ranks"`
+		Files []json.RawMessage `json:"files"`
+		File  *string           `json:"file"`
+		Steps json.RawMessage   `json:"steps"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json): %w", path, err)
+	}
+	var raws []json.RawMessage
+	switch {
+	case probe.Job != nil:
+		raws = probe.Ranks
+	case probe.Files != nil:
+		raws = probe.Files
+	case probe.File != nil && probe.Steps != nil:
+		raws = []json.RawMessage{data}
+	default:
+		return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json)", path)
+	}
+	out := make([]*audit.Report, 0, len(raws))
+	for _, raw := range raws {
+		var r audit.Report
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		if err := dec.Decode(&r); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, &r)
+	}
+	return out, nil
+}
+
+// RankTimeline reads the trace of one rank of a job again, whole: the
+// rank's file, and in an export of several processes, its process only.
+func RankTimeline(j *job.Report, rank int, open func(string) (*timeline.Timeline, error)) (*timeline.Timeline, error) {
+	for _, r := range j.Ranks {
+		if *r.Rank != rank {
+			continue
+		}
+		tl, err := open(r.File)
+		if err != nil {
+			return nil, err
+		}
+		if len(tl.GPUProcesses()) > 1 && r.PID != nil {
+			return tl.ForProcess(*r.PID), nil
+		}
+		return tl, nil
+	}
+	var have []string
+	for _, r := range j.Ranks {
+		have = append(have, fmt.Sprint(*r.Rank))
+	}
+	return nil, fmt.Errorf("no rank %d in the job (ranks %s)", rank, strings.Join(have, ", "))
+}

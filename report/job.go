@@ -1,0 +1,267 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/internal/units"
+)
+
+// jobText writes the terminal report of a job: the job verdict, a table of
+// the ranks (step, verdict, top finding, wait for the others), then the
+// straggler finding and the straggler's own report, or, when no rank holds
+// the others back, the report of a rank with the verdict most ranks share.
+func jobText(p *printer, j *job.Report) {
+	p.line("job of %s  (%s)", rankCount(j), jobFiles(j))
+	p.line("%s", jobVerdictLine(j))
+	p.line("")
+	p.line("%-6s %-4s %-8s %-9s %-21s %-17s %s", "rank", "GPU", "pid", "step", "verdict", "wait per step", "top finding")
+	for _, r := range j.Ranks {
+		mark := ""
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			mark = " *"
+		}
+		p.line("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
+			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Report))
+	}
+	p.line("%s", jobLegend(j))
+	focus := focusRank(j)
+	if s := j.Job.Straggler; s != nil {
+		findingsText(p, j.Job.Findings, focus.WindowStartNS, func(f analyze.Finding) string { return replayCommand(j, s.Rank, f) })
+	} else {
+		p.line("")
+		p.line("no rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them",
+			units.Pct(job.MinStragglerShare))
+	}
+	if focus == nil {
+		return
+	}
+	p.line("")
+	p.line("── %s ──", focusTitle(j, focus))
+	p.line("%s  (%s)", filepath.Base(focus.File), focus.Format)
+	p.line("%s", focus.Verdict)
+	p.line("")
+	writeStepsText(p, focus.Report)
+	if len(focus.Findings) == 0 {
+		p.line("")
+		p.line("no findings: nothing starves the GPU beyond the info threshold")
+	}
+	findingsText(p, focus.Findings, focus.WindowStartNS, func(f analyze.Finding) string { return replayCommand(j, *focus.Rank, f) })
+	notObservableText(p, focus.Report)
+}
+
+// jobMarkdown writes a job for a pull request: verdict, ranks table,
+// straggler, the focus rank's findings, the rank plot.
+func jobMarkdown(p *printer, j *job.Report, o Options) {
+	p.line("## traceaudit job: %s", mdEscape(rankCount(j)))
+	p.line("")
+	p.line("**%s**", mdEscape(jobVerdictLine(j)))
+	p.line("")
+	p.line("| rank | GPU | pid | step | verdict | wait per step | top finding |")
+	p.line("|---:|---:|---:|---:|---|---:|---|")
+	for _, r := range j.Ranks {
+		rank := fmt.Sprintf("%d", *r.Rank)
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			rank = fmt.Sprintf("**%d** (straggler)", *r.Rank)
+		}
+		p.line("| %s | %s | %d | %s | %s | %s | %s |", rank, device(*r.Device), *r.PID, units.Dur(r.Steps.MedianNS),
+			mdCell(verdictHead(r.Verdict)), waitCell(r), mdCell(topFinding(r.Report)))
+	}
+	p.line("")
+	p.line("*%s*", mdEscape(strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")))
+	focus := focusRank(j)
+	if s := j.Job.Straggler; s != nil {
+		for _, f := range j.Job.Findings {
+			findingMarkdown(p, f, focus.WindowStartNS, replayCommand(j, s.Rank, f))
+		}
+	} else {
+		p.line("")
+		p.line("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
+			units.Pct(job.MinStragglerShare))
+	}
+	mdPlots(p, o.Plots, true)
+	if focus != nil {
+		p.line("")
+		p.line("### %s", mdEscape(focusTitle(j, focus)))
+		p.line("")
+		p.line("**%s**", mdEscape(focus.Verdict))
+		p.line("")
+		findingsTable(p, focus.Report)
+		for _, f := range focus.Findings {
+			findingMarkdown(p, f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f))
+		}
+	}
+	mdCommand(p, o.Command)
+}
+
+// batchText writes each trace's report.
+func batchText(p *printer, b *audit.Batch) {
+	for i, r := range b.Files {
+		if i > 0 {
+			p.line("")
+		}
+		analyzeText(p, r)
+	}
+}
+
+// batchMarkdown writes each trace's report, separated by rules.
+func batchMarkdown(p *printer, b *audit.Batch, o Options) {
+	for i, r := range b.Files {
+		if i > 0 {
+			p.line("")
+			p.line("---")
+			p.line("")
+		}
+		analyzeMarkdown(p, r, o)
+	}
+}
+
+// rankCount says how many ranks of what size: "2 ranks (world size 2)".
+func rankCount(j *job.Report) string {
+	s := fmt.Sprintf("%d ranks", j.Job.Ranks)
+	if ws := j.Job.WorldSize; ws != nil && *ws != j.Job.Ranks {
+		s += fmt.Sprintf(" of %d", *ws)
+	}
+	return s
+}
+
+// jobFiles names the job's trace files.
+func jobFiles(j *job.Report) string {
+	var names []string
+	seen := map[string]bool{}
+	for _, r := range j.Ranks {
+		if b := filepath.Base(r.File); !seen[b] {
+			seen[b] = true
+			names = append(names, b)
+		}
+	}
+	if len(names) > 3 {
+		return fmt.Sprintf("%s, ... %d files", strings.Join(names[:2], ", "), len(names))
+	}
+	return strings.Join(names, ", ")
+}
+
+// jobVerdictLine is the job verdict, saying whose it is.
+func jobVerdictLine(j *job.Report) string {
+	if s := j.Job.Straggler; s != nil {
+		return fmt.Sprintf("%s  (rank %d, which the others wait for)", j.Job.Verdict, s.Rank)
+	}
+	return j.Job.Verdict
+}
+
+// jobLegend explains the table.
+func jobLegend(j *job.Report) string {
+	clock := "ranks on one clock"
+	if j.Job.Clock == "aligned" {
+		clock = "ranks' clocks aligned by the ends of their collectives"
+	}
+	s := fmt.Sprintf("wait: time in collectives waiting for the other ranks, with no compute running; %d collectives matched across ranks, %s",
+		j.Job.MatchedCollectives, clock)
+	if j.Job.Straggler != nil {
+		s = "* marks the straggler; " + s
+	}
+	return s
+}
+
+// focusRank is the rank whose findings the report details: the straggler,
+// else the first rank with the job's verdict.
+func focusRank(j *job.Report) *job.Rank {
+	for _, r := range j.Ranks {
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			return r
+		}
+	}
+	for _, r := range j.Ranks {
+		if r.Verdict == j.Job.Verdict {
+			return r
+		}
+	}
+	if len(j.Ranks) > 0 {
+		return j.Ranks[0]
+	}
+	return nil
+}
+
+func focusTitle(j *job.Report, r *job.Rank) string {
+	if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+		return fmt.Sprintf("rank %d, the straggler: its own findings", *r.Rank)
+	}
+	return fmt.Sprintf("rank %d, with the verdict most ranks share: its findings", *r.Rank)
+}
+
+// replayCommand is the command that verifies finding f on rank's replay.
+func replayCommand(j *job.Report, rank int, f analyze.Finding) string {
+	var files []string
+	seen := map[string]bool{}
+	for _, r := range j.Ranks {
+		if !seen[r.File] {
+			seen[r.File] = true
+			files = append(files, r.File)
+		}
+	}
+	return fmt.Sprintf("traceaudit replay --rank %d --variants %s %s", rank, strings.Join(f.VerifyWith, ","), strings.Join(files, " "))
+}
+
+func device(d int64) string {
+	if d < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d", d)
+}
+
+// verdictHead is a verdict's first words ("input-bound").
+func verdictHead(v string) string {
+	h, _, _ := strings.Cut(v, ":")
+	return h
+}
+
+// waitCell is a rank's wait for the others per step, with its share: the
+// share its comm-wait finding gives (of the steady window, like every
+// finding), else of its mean step.
+func waitCell(r *job.Rank) string {
+	if r.WaitNSPerStep == 0 {
+		return units.Dur(r.WaitNSPerStep)
+	}
+	for _, f := range r.Findings {
+		if f.ID == "comm-wait" && f.WastedNS == r.WaitNSPerStep {
+			return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(f.Share))
+		}
+	}
+	if r.Steps.MeanNS == 0 {
+		return units.Dur(r.WaitNSPerStep)
+	}
+	return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(float64(r.WaitNSPerStep)/float64(r.Steps.MeanNS)))
+}
+
+// topFinding is a report's finding with the most wasted time, leaving out
+// gpu-idle, the symptom the others explain, unless it is alone.
+func topFinding(r *audit.Report) string {
+	if len(r.Findings) == 0 {
+		return "-"
+	}
+	f := r.Findings[0]
+	for _, g := range r.Findings {
+		if g.ID != "gpu-idle" {
+			f = g
+			break
+		}
+	}
+	return fmt.Sprintf("%s %s (%s)", f.ID, units.Dur(f.WastedNS), units.Pct(f.Share))
+}
+
+// MaxJobSeverity is the highest severity among a job's findings and its
+// ranks'.
+func MaxJobSeverity(j *job.Report) analyze.Severity {
+	m := analyze.SeverityNone
+	for _, f := range j.Job.Findings {
+		m = max(m, f.Severity)
+	}
+	for _, r := range j.Ranks {
+		m = max(m, MaxSeverity(r.Report))
+	}
+	return m
+}
