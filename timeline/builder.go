@@ -24,6 +24,11 @@ type Builder struct {
 	Unread map[string]int
 	// Dist is what the input says about the job it belongs to.
 	Dist Distributed
+	// MakeInt32s, when set, makes the large int32 slices Build needs (the
+	// tracks' event indexes, the correlation table), of length n: an
+	// ingester passes an allocator of memory prepared for large data (see
+	// internal/hugepage), as UseBuffer does for the events.
+	MakeInt32s func(n int) []int32
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -107,12 +112,25 @@ func (b *Builder) UseBuffer(buf []Event) { b.events = append(buf[:0], b.events..
 // Build sorts the events, classifies API calls, indexes tracks, links API
 // calls to GPU work by (Proc, Corr), drops tracks without events and
 // validates the result. The builder must not be used afterwards.
+//
+// Cost: a few linear passes over the events when they arrive sorted and
+// the correlation ids are dense (as in every real trace), plus a sort
+// otherwise.
 func (b *Builder) Build() (*Timeline, error) {
-	classes := make([]APIClass, len(b.names))
-	classified := make([]bool, len(b.names))
+	nn := len(b.names)
+	classes := make([]APIClass, nn)
+	classified := make([]bool, nn)
+	// One pass: classify API calls, count events per declared track.
+	counts := make([]int, len(b.tracks))
+	invalid := false
 	for i := range b.events {
 		e := &b.events[i]
-		if e.Kind != KindAPI || e.API != APIOther || int(e.Name) >= len(b.names) {
+		if t := e.Track; int(t) < len(counts) {
+			counts[t]++
+		} else {
+			invalid = true
+		}
+		if e.Kind != KindAPI || e.API != APIOther || int(e.Name) >= nn {
 			continue
 		}
 		if !classified[e.Name] {
@@ -123,25 +141,25 @@ func (b *Builder) Build() (*Timeline, error) {
 	}
 
 	// Drop tracks that hold no events, keeping declaration order.
-	used := make([]bool, len(b.tracks))
-	for i := range b.events {
-		if t := b.events[i].Track; int(t) < len(used) {
-			used[t] = true
-		}
-	}
 	remap := make([]TrackID, len(b.tracks))
 	var tracks []Track
+	identity := !invalid
 	for i, t := range b.tracks {
-		if used[i] {
+		if counts[i] > 0 {
 			remap[i] = TrackID(len(tracks))
+			counts[len(tracks)] = counts[i]
 			tracks = append(tracks, t)
+		} else {
+			identity = false
 		}
 	}
-	for i := range b.events {
-		if t := b.events[i].Track; int(t) < len(remap) {
-			b.events[i].Track = remap[t]
-		} else {
-			b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
+	if !identity {
+		for i := range b.events {
+			if t := b.events[i].Track; int(t) < len(remap) {
+				b.events[i].Track = remap[t]
+			} else {
+				b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
+			}
 		}
 	}
 	for i := range b.colls {
@@ -157,14 +175,16 @@ func (b *Builder) Build() (*Timeline, error) {
 		slices.SortStableFunc(b.events, compareEvents)
 	}
 
-	counts := make([]int, len(tracks))
-	for i := range b.events {
-		if t := int(b.events[i].Track); t < len(counts) {
-			counts[t]++
-		}
-	}
+	// Track indexes: one allocation carved per track.
+	n := 0
 	for i := range tracks {
-		tracks[i].Events = make([]int32, 0, counts[i])
+		n += counts[i]
+	}
+	idx := b.int32s(n)
+	off := 0
+	for i := range tracks {
+		tracks[i].Events = idx[off : off : off+counts[i]]
+		off += counts[i]
 	}
 	for i := range b.events {
 		b.events[i].Link = -1
@@ -172,7 +192,7 @@ func (b *Builder) Build() (*Timeline, error) {
 			tracks[t].Events = append(tracks[t].Events, int32(i))
 		}
 	}
-	linkCorrelations(b.events)
+	linkCorrelations(b.events, b.int32s)
 	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
@@ -196,23 +216,36 @@ func (b *Builder) Build() (*Timeline, error) {
 	return tl, nil
 }
 
+// int32s returns a slice of n int32 for Build's indexes, from MakeInt32s
+// when the ingester set it.
+func (b *Builder) int32s(n int) []int32 {
+	if b.MakeInt32s != nil {
+		return b.MakeInt32s(n)[:n]
+	}
+	return make([]int32, n)
+}
+
 // markGraphWork flags the GPU work that a graph launch (cudaGraphLaunch,
 // hipGraphLaunch) ran as graph work: in Chrome traces each kernel of a
 // replayed graph carries the graph launch's correlation id.
 func markGraphWork(ev []Event, names []string) {
-	graph := map[NameID]bool{}
+	graph := make([]int8, len(names)) // per name: 0 unknown, 1 graph launch, -1 not
 	for i := range ev {
 		e := &ev[i]
 		if e.Link < 0 || !e.Kind.IsGPUWork() {
 			continue
 		}
 		api := ev[e.Link].Name
-		is, ok := graph[api]
-		if !ok {
-			is = int(api) < len(names) && IsGraphLaunch(names[api])
-			graph[api] = is
+		if int(api) >= len(names) {
+			continue
 		}
-		if is {
+		if graph[api] == 0 {
+			graph[api] = -1
+			if IsGraphLaunch(names[api]) {
+				graph[api] = 1
+			}
+		}
+		if graph[api] > 0 {
 			e.Flags |= FlagGraph
 		}
 	}
@@ -239,11 +272,12 @@ func compareEvents(x, y Event) int {
 }
 
 // linkCorrelations sets Link on API calls and the GPU work they launched,
-// matching on (Proc, Corr). Cost: one sort of the correlated events, on a
-// packed 64-bit key when the ids fit in one (they do in every real trace),
-// else on the pair.
-func linkCorrelations(ev []Event) {
-	if !linkPacked(ev) {
+// matching on (Proc, Corr). Cost: linear, with a sort of the API calls
+// only when they do not come in id order, when the ids fit with the event
+// index in 64 bits (linkPacked); else one sort of all correlated events
+// on the pair. alloc makes the large scratch memory (nil: make).
+func linkCorrelations(ev []Event, alloc func(int) []int32) {
+	if !linkPacked(ev, alloc) {
 		linkGeneral(ev)
 	}
 }

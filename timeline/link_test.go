@@ -21,24 +21,50 @@ func TestLinkPackedMatchesGeneral(t *testing.T) {
 				ev[i].Proc = uint32(r.Int63n(1 << 23))
 			}
 		}
-		a, b := slices.Clone(ev), slices.Clone(ev)
-		if !linkPacked(a) {
+		if trial%2 == 0 {
+			// Ids in call order, as in real traces (no sort needed).
+			for i := range ev {
+				ev[i].Corr = int64(i/3 + 1)
+				if r.Intn(5) == 0 {
+					ev[i].Corr = int64(r.Intn(i + 1))
+				}
+			}
+		}
+		a, b, c := slices.Clone(ev), slices.Clone(ev), slices.Clone(ev)
+		if !linkPacked(a, nil) || !linkPacked(c, func(n int) []int32 { return make([]int32, n) }) {
 			t.Fatalf("trial %d: ids did not fit", trial)
 		}
 		linkGeneral(b)
 		for i := range a {
-			if a[i].Link != b[i].Link {
-				t.Fatalf("trial %d: event %d (%+v) links %d, want %d", trial, i, ev[i], a[i].Link, b[i].Link)
+			if a[i].Link != b[i].Link || c[i].Link != b[i].Link {
+				t.Fatalf("trial %d: event %d (%+v) links %d (%d), want %d", trial, i, ev[i], a[i].Link, c[i].Link, b[i].Link)
 			}
 		}
 	}
 	// Ids that do not fit in 64 bits with the index take the general path.
-	big := []Event{{Kind: KindAPI, Corr: 1 << 62, Link: -1}, {Kind: KindKernel, Corr: 1 << 62, Link: -1}}
-	if linkPacked(big) {
-		t.Error("62-bit correlation ids packed with an index")
+	big := []Event{{Kind: KindAPI, Corr: 1 << 62, Link: -1}, {Kind: KindKernel, Corr: 1 << 62, Link: -1},
+		{Kind: KindKernel, Proc: 1, Corr: 1 << 62, Link: -1}}
+	if linkPacked(big, nil) {
+		t.Error("63-bit correlation ids packed with a 2-bit index and a process")
 	}
-	linkCorrelations(big)
-	if big[1].Link != 0 || big[0].Link != 1 {
-		t.Errorf("links %d, %d", big[0].Link, big[1].Link)
+	linkCorrelations(big, nil)
+	if big[1].Link != 0 || big[0].Link != 1 || big[2].Link != -1 {
+		t.Errorf("links %d, %d, %d", big[0].Link, big[1].Link, big[2].Link)
+	}
+}
+
+func TestGallop(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	for trial := range 2000 {
+		keys := make([]uint64, r.Intn(50))
+		for i := range keys {
+			keys[i] = uint64(r.Intn(60))
+		}
+		slices.Sort(keys)
+		want := uint64(r.Intn(70))
+		exp, _ := slices.BinarySearch(keys, want)
+		if got := gallop(keys, want, r.Intn(len(keys)+3)-1); got != exp {
+			t.Fatalf("trial %d: gallop(%v, %d) = %d, want %d", trial, keys, want, got, exp)
+		}
 	}
 }

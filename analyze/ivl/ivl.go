@@ -64,6 +64,43 @@ func (s Set) Union(o Set) Set {
 	return out
 }
 
+// Sweep measures the union of intervals given in order of start without
+// building it: Len and Bounds are those of Union's result. Cost: O(1) per
+// interval, no memory.
+type Sweep struct {
+	cur          Interval
+	have         bool
+	total, first int64
+}
+
+// Add adds iv, whose start is no earlier than any added before.
+func (w *Sweep) Add(iv Interval) {
+	if iv.End <= iv.Start {
+		return
+	}
+	switch {
+	case !w.have:
+		w.cur, w.have, w.first = iv, true, iv.Start
+	case iv.Start <= w.cur.End:
+		w.cur.End = max(w.cur.End, iv.End)
+	default:
+		w.total += w.cur.End - w.cur.Start
+		w.cur = iv
+	}
+}
+
+// Len is the union's length in nanoseconds.
+func (w *Sweep) Len() int64 {
+	if !w.have {
+		return 0
+	}
+	return w.total + w.cur.End - w.cur.Start
+}
+
+// Bounds is the union's first start and last end; ok is false when it is
+// empty.
+func (w *Sweep) Bounds() (lo, hi int64, ok bool) { return w.first, w.cur.End, w.have }
+
 // Len is the total length of the set in nanoseconds.
 func (s Set) Len() int64 {
 	var n int64

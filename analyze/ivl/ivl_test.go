@@ -1,7 +1,9 @@
 package ivl
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -109,5 +111,31 @@ func TestUnionMergesTouching(t *testing.T) {
 	}
 	if lo, hi := s.Bounds(); lo != 0 || hi != 15 {
 		t.Fatalf("bounds %d %d", lo, hi)
+	}
+}
+
+// TestSweepMatchesUnion feeds intervals sorted by start (ties in any order,
+// empty and inverted ones included) to a Sweep and compares with Union.
+func TestSweepMatchesUnion(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for trial := range 2000 {
+		ivs := randomSet(r, r.IntN(15), 100)
+		for k := range ivs {
+			if r.IntN(6) == 0 {
+				ivs[k].End = ivs[k].Start - int64(r.IntN(3)) // empty or inverted
+			}
+		}
+		sorted := append([]Interval(nil), ivs...)
+		slices.SortStableFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		var w Sweep
+		for _, iv := range sorted {
+			w.Add(iv)
+		}
+		u := Union(ivs)
+		lo, hi, ok := w.Bounds()
+		ulo, uhi := u.Bounds()
+		if w.Len() != u.Len() || ok != (len(u) > 0) || (ok && (lo != ulo || hi != uhi)) {
+			t.Fatalf("trial %d: sweep len %d [%d, %d] %v, union %v", trial, w.Len(), lo, hi, ok, u)
+		}
 	}
 }

@@ -117,11 +117,18 @@ func Compute(tl *timeline.Timeline) *Stats {
 	ws, we := tl.Span()
 	d.WindowNS = we - ws
 
-	var work, kernels []ivl.Interval
-	devices, streams := map[int64]bool{}, map[timeline.TrackID]bool{}
+	// Events are in start order, so the busy sets are measured as they
+	// come (ivl.Sweep) instead of built; per-name and per-track tallies are
+	// slices, not maps (one lookup per event).
+	var work, kernels ivl.Sweep
+	streams := make([]bool, len(tl.Tracks))
+	devices := map[int64]bool{}
 	copies := map[[3]uint8]*CopyGroup{}
-	api, osc, kern := map[timeline.NameID]*NameTime{}, map[timeline.NameID]*NameTime{}, map[timeline.NameID]*NameTime{}
-	add := func(m map[timeline.NameID]*NameTime, e *timeline.Event) {
+	api, osc, kern := make([]*NameTime, tl.NumNames()), make([]*NameTime, tl.NumNames()), make([]*NameTime, tl.NumNames())
+	add := func(m []*NameTime, e *timeline.Event) {
+		if int(e.Name) >= len(m) {
+			return // not an interned name: Validate refuses such timelines
+		}
 		nt := m[e.Name]
 		if nt == nil {
 			nt = &NameTime{Name: timeline.BaseAPIName(tl.Name(e.Name))}
@@ -133,13 +140,15 @@ func Compute(tl *timeline.Timeline) *Stats {
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if e.Kind.IsGPUWork() {
-			work = append(work, ivl.Interval{Start: e.Start, End: e.End})
-			streams[e.Track] = true
-			devices[tl.Tracks[e.Track].Device] = true
+			work.Add(ivl.Interval{Start: e.Start, End: e.End})
+			if !streams[e.Track] {
+				streams[e.Track] = true
+				devices[tl.Tracks[e.Track].Device] = true
+			}
 		}
 		switch e.Kind {
 		case timeline.KindKernel:
-			kernels = append(kernels, ivl.Interval{Start: e.Start, End: e.End})
+			kernels.Add(ivl.Interval{Start: e.Start, End: e.End})
 			if e.Has(timeline.FlagGraphExec) {
 				// A whole-graph execution: busy time, not a kernel (its
 				// kernels are not listed one by one).
@@ -177,18 +186,22 @@ func Compute(tl *timeline.Timeline) *Stats {
 			d.Ops++
 		}
 	}
-	busy := ivl.Union(work)
-	s.GPU.BusyNS = busy.Len()
-	if lo, hi := busy.Bounds(); len(busy) > 0 {
+	s.GPU.BusyNS = work.Len()
+	if lo, hi, ok := work.Bounds(); ok {
 		s.GPU.SpanNS = hi - lo
 	}
-	d.ComputeBusyNS = ivl.Union(kernels).Len()
+	d.ComputeBusyNS = kernels.Len()
 	for i := range tl.Tracks {
 		if tl.Tracks[i].Kind == timeline.TrackHost {
 			s.Host.Threads++
 		}
 	}
-	s.Devices, s.Streams = len(devices), len(streams)
+	s.Devices = len(devices)
+	for _, on := range streams {
+		if on {
+			s.Streams++
+		}
+	}
 	for _, g := range copies {
 		d.Copies = append(d.Copies, *g)
 	}
@@ -228,10 +241,12 @@ func (m *MemcpyBytes) add(e *timeline.Event) {
 }
 
 // top returns the n entries with the longest summed time, ties by name.
-func top(m map[timeline.NameID]*NameTime, n int) []NameTime {
-	out := make([]NameTime, 0, len(m))
+func top(m []*NameTime, n int) []NameTime {
+	var out []NameTime
 	for _, v := range m {
-		out = append(out, *v)
+		if v != nil {
+			out = append(out, *v)
+		}
 	}
 	slices.SortFunc(out, func(a, b NameTime) int {
 		if c := cmp.Compare(b.DurNS, a.DurNS); c != 0 {

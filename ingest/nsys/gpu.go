@@ -69,7 +69,7 @@ func newKernelReader(t *table) (tableReader, error) {
 	k := &kernelReader{gpuCols: g, name: -1}
 	switch {
 	case t.has("shortName") && t.has("demangledName"):
-		k.name = k.sel.expr("COALESCE(shortName, demangledName)", "shortName")
+		k.name = k.sel.coalesce("shortName", "demangledName")
 	case t.has("shortName"):
 		k.name = k.sel.col("shortName")
 	case t.has("demangledName"):

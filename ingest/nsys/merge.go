@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/traceaudit/traceaudit/ingest/internal/merge"
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -49,6 +50,7 @@ func (m *merger) run(chunks []*chunk) {
 	last := int64(math.MinInt64)
 	var list []*chunk
 	var evs [][]timeline.Event
+	var rel []*hugepage.Releaser
 	for _, c := range chunks {
 		if c == nil || len(c.events) == 0 {
 			continue
@@ -56,9 +58,26 @@ func (m *merger) run(chunks []*chunk) {
 		last = max(last, c.maxTS)
 		list = append(list, c)
 		evs = append(evs, c.events)
+		rel = append(rel, hugepage.NewReleaser(c.events))
 	}
-	merge.Runs(evs, func(k int, e timeline.Event) { m.add(list[k].w, e, last) })
+	// The chunks' memory goes back to the system as they are consumed, so
+	// that the timeline's events reuse it instead of new pages: the events
+	// are not held twice.
+	used := make([]int, len(list))
+	merge.Runs(evs, func(k int, e timeline.Event) {
+		m.add(list[k].w, e, last)
+		if used[k]++; used[k]%releaseEvery == 0 || used[k] == len(evs[k]) {
+			rel[k].Release(used[k])
+		}
+	})
+	for _, c := range list {
+		c.events = nil
+	}
 }
+
+// releaseEvery is how often (in events of one chunk) the merge releases
+// the chunk's consumed memory.
+const releaseEvery = 1 << 13
 
 // add resolves e's local name and track and adds it to the builder.
 func (m *merger) add(w *worker, e timeline.Event, last int64) {

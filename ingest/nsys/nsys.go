@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/traceaudit/traceaudit/ingest/nsys/internal/sqlitefile"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -127,6 +128,10 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	x.close() // the bulk scan uses its own connections
 
 	p := &pool{uri: x.uri, tasks: tasks, progress: opts.Progress}
+	if f, err := sqlitefile.Open(path); err == nil {
+		p.file = f
+		defer f.Close()
+	}
 	chunks, workers, err := p.run()
 	if err != nil {
 		return nil, err
@@ -141,6 +146,7 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 
 	b := timeline.NewBuilder(timeline.Source{Path: path, Format: "nsys-sqlite", Version: x.version})
 	b.UseBuffer(hugepage.Make[timeline.Event](0, nEvents))
+	b.MakeInt32s = func(n int) []int32 { return hugepage.Make[int32](n, n) }
 	m := newMerger(b, strs, workers)
 	m.run(chunks)
 	setThreadNames(b, threads, strs)

@@ -40,6 +40,10 @@ type table struct {
 	rowid string
 	// present: the table exists and, in a non-lazy export, has rows.
 	present bool
+	// root is the table's root page (0: none, as for a virtual table);
+	// fast, when set, says where its columns lie in its records.
+	root int64
+	fast *fastLayout
 }
 
 // has reports whether the table has column c.
@@ -118,13 +122,13 @@ func (x *export) close() {
 // readSchema lists the tables, checks that the file is an nsys export and
 // reads the metadata and the columns of the tables the reader uses.
 func (x *export) readSchema() error {
-	rows, err := x.db.Query("SELECT name, COALESCE(sql, '') FROM sqlite_master WHERE type = 'table'")
+	rows, err := x.db.Query("SELECT name, COALESCE(sql, ''), CASE WHEN typeof(rootpage) = 'integer' THEN rootpage ELSE 0 END FROM sqlite_master WHERE type = 'table'")
 	if err != nil {
 		return fmt.Errorf("nsys: reading schema: %w", err)
 	}
 	for rows.Next() {
 		t := &table{}
-		if err := rows.Scan(&t.name, &t.sql); err != nil {
+		if err := rows.Scan(&t.name, &t.sql, &t.root); err != nil {
 			rows.Close()
 			return fmt.Errorf("nsys: reading schema: %w", err)
 		}
@@ -149,6 +153,7 @@ func (x *export) readSchema() error {
 		if err := x.readColumns(t); err != nil {
 			return err
 		}
+		x.readLayout(t)
 		t.present = true
 		if !x.lazy {
 			var one int

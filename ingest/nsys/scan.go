@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/traceaudit/traceaudit/ingest/nsys/internal/sqlitefile"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -28,6 +29,13 @@ const (
 
 // chunkRows is the number of rowids per task (a variable for tests).
 var chunkRows uint64 = 1 << 18
+
+// noFastPath makes every task read through SQLite (tests compare the two
+// paths); onTask, when set, learns how each task was read.
+var (
+	noFastPath bool
+	onTask     func(table string, fast bool)
+)
 
 // maxWorkers caps the number of concurrent connections (0: automatic).
 // Benchmarks set it to compare sequential and concurrent reading.
@@ -137,7 +145,9 @@ func planTasks(db *sql.DB, readers []tableReader) ([]*task, error) {
 
 // pool runs tasks on up to maxWorkers connections.
 type pool struct {
-	uri      string
+	uri string
+	// file, when set, reads the tables that have a fast layout (fast.go).
+	file     *sqlitefile.File
 	tasks    []*task
 	total    int64
 	done     atomic.Int64
@@ -162,7 +172,6 @@ func (p *pool) run() ([]*chunk, []*worker, error) {
 	workers := make([]*worker, n)
 	next := atomic.Int64{}
 	var wg sync.WaitGroup
-	openErrs := make([]error, n)
 	for wi := range n {
 		w := &worker{id: wi, names: newLocalNames(), tracks: newLocalTracks()}
 		workers[wi] = w
@@ -173,15 +182,6 @@ func (p *pool) run() ([]*chunk, []*worker, error) {
 				i := int(next.Add(1) - 1)
 				if i >= len(p.tasks) || int64(i) > p.errTask.Load() {
 					return
-				}
-				if w.conn == nil {
-					c, err := openRaw(p.uri)
-					if err != nil {
-						openErrs[wi] = fmt.Errorf("nsys: open: %w", err)
-						p.fail(int64(i))
-						return
-					}
-					w.conn = c
 				}
 				c := p.runTask(w, p.tasks[i])
 				chunks[i] = c
@@ -200,11 +200,6 @@ func (p *pool) run() ([]*chunk, []*worker, error) {
 	for _, c := range chunks {
 		if c != nil && c.err != nil {
 			return nil, nil, c.err
-		}
-	}
-	for _, err := range openErrs {
-		if err != nil {
-			return nil, nil, err
 		}
 	}
 	return chunks, workers, nil
@@ -234,10 +229,36 @@ func (p *pool) tick(n int64) {
 	}
 }
 
-// runTask reads one task's rows on w's connection.
+// runTask reads one task's rows, on the fast path where it can, else (or
+// when the fast path fails) on w's connection.
 func (p *pool) runTask(w *worker, t *task) *chunk {
 	c := &chunk{task: t, w: w, maxTS: math.MinInt64}
 	tab := t.rd.table()
+	c.alloc(t)
+	if p.file != nil && tab.fast != nil && t.ranged && !noFastPath {
+		ticked, err := p.runFast(w, t, c)
+		if err == nil {
+			if onTask != nil {
+				onTask(tab.name, true)
+			}
+			c.sort()
+			return c
+		}
+		// Start again through SQLite, which gives the result or the error.
+		p.done.Add(-ticked)
+		c.reset()
+	}
+	if w.conn == nil {
+		conn, err := openRaw(p.uri)
+		if err != nil {
+			c.err = fmt.Errorf("nsys: open: %w", err)
+			return c
+		}
+		w.conn = conn
+	}
+	if onTask != nil {
+		onTask(tab.name, false)
+	}
 	sel := t.rd.selectList()
 	var q strings.Builder
 	q.WriteString("SELECT ")
@@ -265,13 +286,6 @@ func (p *pool) runTask(w *worker, t *task) *chunk {
 		return c
 	}
 	defer st.close()
-	if n := min(t.est, int64(chunkRows)); n > 0 {
-		if _, ok := t.rd.(*stringsReader); ok {
-			c.strs = make([]sidString, 0, n)
-		} else {
-			c.events = hugepage.Make[timeline.Event](0, int(n))
-		}
-	}
 	r := &row{s: st, base: base, names: sel.names}
 	var ord, pending int64
 	for {
@@ -309,6 +323,28 @@ func (p *pool) runTask(w *worker, t *task) *chunk {
 		}
 	}
 	p.tick(pending)
-	slices.SortFunc(c.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
+	c.sort()
 	return c
+}
+
+// alloc makes room for task t's rows.
+func (c *chunk) alloc(t *task) {
+	if n := min(t.est, int64(chunkRows)); n > 0 {
+		if _, ok := t.rd.(*stringsReader); ok {
+			c.strs = make([]sidString, 0, n)
+		} else {
+			c.events = hugepage.Make[timeline.Event](0, int(n))
+		}
+	}
+}
+
+// reset empties c for reading its task again.
+func (c *chunk) reset() {
+	c.events, c.strs = c.events[:0], c.strs[:0]
+	c.maxTS, c.skipped, c.dropped = math.MinInt64, 0, 0
+}
+
+// sort puts the chunk's events in timeline order.
+func (c *chunk) sort() {
+	slices.SortFunc(c.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/traceaudit/traceaudit/ingest/nsys/internal/sqlitefile"
 	"github.com/traceaudit/traceaudit/timeline"
 	"modernc.org/libc"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -171,11 +172,13 @@ func (s *rawStmt) close() {
 }
 
 // selectList builds the column list of one table's SELECT from the columns
-// the table actually has (detected with PRAGMA table_info).
+// the table actually has (detected with PRAGMA table_info), and where the
+// fast path finds them in the table's records.
 type selectList struct {
 	t     *table
 	exprs []string
 	names []string
+	fast  []fastCol // when t.fast is set
 }
 
 // col adds column name and returns its index in the list, or -1 when the
@@ -184,13 +187,26 @@ func (s *selectList) col(name string) int {
 	if !s.t.has(name) {
 		return -1
 	}
-	return s.expr(quote(name), name)
+	return s.add(quote(name), name, name, "")
 }
 
-// expr adds an SQL expression named name (for messages) and returns its index.
-func (s *selectList) expr(sql, name string) int {
+// coalesce adds COALESCE(a, b), named a in messages, and returns its index.
+func (s *selectList) coalesce(a, b string) int {
+	return s.add("COALESCE("+quote(a)+", "+quote(b)+")", a, a, b)
+}
+
+// add adds an SQL expression named name, which is column a or the first
+// non-NULL of columns a and b, and returns its index.
+func (s *selectList) add(sql, name, a, b string) int {
 	s.exprs = append(s.exprs, sql)
 	s.names = append(s.names, name)
+	if l := s.t.fast; l != nil {
+		f := fastCol{a: l.col(a), b: colNone}
+		if b != "" {
+			f.b = l.col(b)
+		}
+		s.fast = append(s.fast, f)
+	}
 	return len(s.exprs) - 1
 }
 
@@ -204,12 +220,18 @@ func (s *selectList) need(names ...string) error {
 	return nil
 }
 
-// row gives typed access to the current row of a scan.
+// row gives typed access to the current row of a scan: through SQLite
+// (s), or on the fast path from the record (c).
 type row struct {
 	s     *rawStmt
 	base  int // columns before the select list (the rowid)
 	names []string
 	err   error
+	// The fast path: the cursor, where each select-list item is, and which
+	// record positions have a default value.
+	c    *sqlitefile.Cursor
+	fast []fastCol
+	dflt []bool
 }
 
 // int returns column i as an integer; ok is false for NULL or an absent
@@ -217,6 +239,9 @@ type row struct {
 func (r *row) int(i int) (v int64, ok bool) {
 	if i < 0 {
 		return 0, false
+	}
+	if r.c != nil {
+		return r.fastInt(i)
 	}
 	j := i + r.base
 	switch r.s.typ(j) {
@@ -240,6 +265,9 @@ func (r *row) int(i int) (v int64, ok bool) {
 func (r *row) text(i int) (b []byte, ok bool) {
 	if i < 0 {
 		return nil, false
+	}
+	if r.c != nil {
+		return r.fastText(i)
 	}
 	j := i + r.base
 	if r.s.typ(j) == colNull {

@@ -18,3 +18,9 @@ func advise(p unsafe.Pointer, size uintptr) {
 	}
 	_ = unix.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, lo-uintptr(p))), hi-lo), unix.MADV_HUGEPAGE)
 }
+
+// release gives the pages of [p, p+size) (whole 2 MB pages) back to the
+// kernel: they read as zeros afterwards. Errors leave them as they are.
+func release(p unsafe.Pointer, size uintptr) {
+	_ = unix.Madvise(unsafe.Slice((*byte)(p), size), unix.MADV_DONTNEED)
+}

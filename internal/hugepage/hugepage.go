@@ -18,19 +18,31 @@ import "unsafe"
 
 // MinBytes is the size from which Make asks for huge pages: smaller slices
 // hold no aligned 2 MB page, or too few to matter.
-const MinBytes = 4 << 20
+const MinBytes = 2 << 20
 
 // Make returns make([]T, n, capacity), asking for huge pages when its
 // memory spans MinBytes or more. T must hold no pointers (the memory is
 // only advised, never managed outside Go's heap, but the advice is meant
-// for bulk data).
+// for bulk data). A large slice starts on a 2 MB boundary and its capacity
+// reaches the next one (it may exceed capacity by up to 2 MB), so that
+// all of it lies in whole huge pages: a part outside them would be
+// faulted in 4 kB at a time. The allocation is up to 4 MB larger than the
+// slice; the part outside it is never touched.
 func Make[T any](n, capacity int) []T {
-	s := make([]T, n, max(n, capacity))
+	capacity = max(n, capacity)
 	var zero T
-	if size := uintptr(cap(s)) * unsafe.Sizeof(zero); size >= MinBytes {
-		advise(unsafe.Pointer(unsafe.SliceData(s)), size)
+	size := unsafe.Sizeof(zero)
+	if size == 0 || size > huge || uintptr(capacity)*size < MinBytes {
+		return make([]T, n, capacity)
 	}
-	return s
+	all := make([]T, 0, capacity+int(2*huge/size)+2)
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(all)))
+	start := (base + huge - 1) &^ (huge - 1)
+	i := int((start - base + size - 1) / size) // the first element in the first whole page
+	end := (base + uintptr(i+capacity)*size + huge - 1) &^ (huge - 1)
+	j := min(int((end-base)/size), cap(all))
+	advise(unsafe.Add(unsafe.Pointer(unsafe.SliceData(all)), start-base), end-start)
+	return all[i : i+n : j]
 }
 
 // Bytes returns a zeroed byte slice of length n. From 2 MB on, it starts
@@ -47,4 +59,42 @@ func Bytes(n int) []byte {
 	s = s[off : off+n : off+n]
 	advise(unsafe.Pointer(unsafe.SliceData(s)), uintptr(n+2<<20-1)&^(2<<20-1))
 	return s
+}
+
+// Releaser returns the memory of a large slice to the system as the slice
+// is consumed from its start, for data that is read once, in order, and
+// copied elsewhere (the chunks of a reader being merged into a timeline):
+// the pages released are the first the copy's new pages reuse, so the two
+// are not both resident at their full size.
+type Releaser struct {
+	p    unsafe.Pointer // the slice's first element (keeps it alive)
+	size uintptr        // bytes per element
+	n    int            // elements in the slice
+	done uintptr        // bytes from p already released
+}
+
+// NewReleaser returns a Releaser for s.
+func NewReleaser[T any](s []T) *Releaser {
+	var zero T
+	return &Releaser{p: unsafe.Pointer(unsafe.SliceData(s)), size: unsafe.Sizeof(zero), n: len(s)}
+}
+
+// Release declares that elements [0, n) of the slice will never be read
+// again and releases the whole 2 MB pages among them not yet released.
+// Reading them afterwards gives zeros or the old contents, depending on
+// the system. Calls with a growing n cost little: a page is released
+// once.
+func (r *Releaser) Release(n int) {
+	if r == nil || r.p == nil {
+		return
+	}
+	n = min(n, r.n)
+	base := uintptr(r.p)
+	lo := max((base+huge-1)&^(huge-1), base+r.done)
+	hi := (base + uintptr(n)*r.size) &^ (huge - 1)
+	if hi <= lo {
+		return
+	}
+	release(unsafe.Add(r.p, lo-base), hi-lo)
+	r.done = hi - base
 }

@@ -70,3 +70,46 @@ func TestBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaser releases a slice's pages as it is consumed: elements past
+// the released pages keep their values, and on Linux the released ones
+// read as zeros (the pages went back to the kernel).
+func TestReleaser(t *testing.T) {
+	s := Make[int64](1<<23, 1<<23) // 64 MB
+	for i := range s {
+		s[i] = int64(i) + 1
+	}
+	r := NewReleaser(s)
+	consumed := 0
+	for _, n := range []int{10, 300_000, 300_001, 2_000_000, 4_000_000} {
+		r.Release(n)
+		consumed = n
+	}
+	perPage := huge / 8
+	base := uintptr(unsafe.Pointer(&s[0]))
+	first := int(((base+huge-1)&^(huge-1))-base) / 8 // first element of a whole page
+	last := int(((base+uintptr(consumed)*8)&^(huge-1))-base) / 8
+	if last-first < 2*perPage {
+		t.Fatalf("only %d elements in whole pages", last-first)
+	}
+	for i := last; i < len(s); i++ {
+		if s[i] != int64(i)+1 {
+			t.Fatalf("element %d (not released) is %d", i, s[i])
+		}
+	}
+	for i := 0; i < first; i++ {
+		if s[i] != int64(i)+1 {
+			t.Fatalf("element %d (before the first whole page) is %d", i, s[i])
+		}
+	}
+	if runtime.GOOS == "linux" {
+		for i := first; i < last; i += 997 {
+			if s[i] != 0 {
+				t.Fatalf("element %d (released) is %d", i, s[i])
+			}
+		}
+	}
+	var nilR *Releaser
+	nilR.Release(5) // no-op
+	runtime.KeepAlive(s)
+}
