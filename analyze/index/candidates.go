@@ -177,7 +177,6 @@ func launchesInCycles(tl *timeline.Timeline, occ []int32, calls []int64) bool {
 // launched.
 func (ix *Index) repeatedSteps(apiCalls []int) picked {
 	tl := ix.TL
-	calls := threadLaunchCalls(tl)
 	best := -1
 	var bestName timeline.NameID
 	var bestTops []int32
@@ -186,7 +185,10 @@ func (ix *Index) repeatedSteps(apiCalls []int) picked {
 			continue
 		}
 		tops := ix.topRanges(timeline.TrackID(t))
-		name, ok := ix.candidate(tops, calls[timeline.TrackID(t)])
+		if len(tops) < minRepeats {
+			continue // no name can repeat often enough
+		}
+		name, ok := ix.candidate(tops, LaunchCalls(tl, timeline.TrackID(t)))
 		if ok && (best < 0 || apiCalls[t] > apiCalls[best]) {
 			best, bestName, bestTops = t, name, tops
 		}

@@ -154,6 +154,8 @@ type Index struct {
 	dataName, libName []uint8
 	// launches is the GPU work the main process launched.
 	launches launchTable
+	// onDevice says, per track, whether it lies on one of Devices.
+	onDevice []bool
 	cfg      *analyze.Config
 }
 
@@ -241,21 +243,25 @@ func (ix *Index) Label(t timeline.TrackID) string {
 func (ix *Index) IsMain(t timeline.TrackID) bool { return ix.HasMain && t == ix.Main }
 
 // OnDevices reports whether event e runs on one of the analysed devices.
-func (ix *Index) OnDevices(e *timeline.Event) bool {
-	return ix.Devices[ix.TL.Tracks[e.Track].Device]
-}
+func (ix *Index) OnDevices(e *timeline.Event) bool { return ix.onDevice[e.Track] }
 
 // findDevices collects the GPUs that the main thread's process launches
-// work on.
+// work on, and which tracks lie on them.
 func (ix *Index) findDevices() {
 	tl := ix.TL
 	ix.Devices = map[int64]bool{}
 	if ix.HasMain {
 		pid := tl.Tracks[ix.Main].PID
+		launched := make([]bool, len(tl.Tracks))
 		for i := range tl.Events {
 			e := &tl.Events[i]
-			if e.Kind.IsGPUWork() && e.Link >= 0 && tl.TrackOf(e.Link).PID == pid {
-				ix.Devices[tl.Tracks[e.Track].Device] = true
+			if !launched[e.Track] && e.Kind.IsGPUWork() && e.Link >= 0 && tl.TrackOf(e.Link).PID == pid {
+				launched[e.Track] = true
+			}
+		}
+		for t, ok := range launched {
+			if ok {
+				ix.Devices[tl.Tracks[t].Device] = true
 			}
 		}
 	}
@@ -265,6 +271,10 @@ func (ix *Index) findDevices() {
 				ix.Devices[t.Device] = true
 			}
 		}
+	}
+	ix.onDevice = make([]bool, len(tl.Tracks))
+	for t := range tl.Tracks {
+		ix.onDevice[t] = ix.Devices[tl.Tracks[t].Device]
 	}
 }
 
@@ -360,19 +370,10 @@ func SplitCopyCall(tl *timeline.Timeline, e *timeline.Event) (copyPart ivl.Inter
 // split computes the disjoint bucket sets and each step's breakdown.
 func (ix *Index) split() {
 	b := &ix.Buckets
-	b[Compute] = ix.Kernels
-	taken := ix.Kernels
-	next := func(s ivl.Set) ivl.Set {
-		out := s.Subtract(taken)
-		taken = taken.Union(out)
-		return out
-	}
-	b[Comm] = next(ix.Comm)
-	b[Copy] = next(ix.Copies.Union(ix.MainCopyCalls))
-	b[Sync] = next(ix.MainSyncCalls)
-	b[OS] = next(ix.MainOSCalls)
-	b[Data] = next(ix.MainData)
-	b[Other] = ix.SteadySet.Subtract(taken)
+	// Each bucket is its set less the earlier buckets' sets; Other is the
+	// steady steps less all of them.
+	copy(b[:], ivl.Layers(ix.Kernels, ix.Comm, ix.Copies.Union(ix.MainCopyCalls), ix.MainSyncCalls,
+		ix.MainOSCalls, ix.MainData, ix.SteadySet))
 	fill := func(s *Step) {
 		rest := s.Dur()
 		for k := Compute; k < Other; k++ {

@@ -27,7 +27,7 @@ func (ix *Index) mainLaunches() launchTable {
 	}
 	tl := ix.TL
 	pid := tl.Tracks[ix.Main].PID
-	var out launchTable
+	out := make(launchTable, 0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset])
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() || e.Link < 0 {
@@ -39,7 +39,7 @@ func (ix *Index) mainLaunches() launchTable {
 		}
 		out = append(out, launch{call: c.Start, start: e.Start, end: e.End})
 	}
-	slices.SortFunc(out, func(a, b launch) int {
+	byCall := func(a, b launch) int {
 		switch {
 		case a.call != b.call:
 			return cmp.Compare(a.call, b.call)
@@ -47,7 +47,10 @@ func (ix *Index) mainLaunches() launchTable {
 			return cmp.Compare(a.start, b.start)
 		}
 		return cmp.Compare(a.end, b.end)
-	})
+	}
+	if !slices.IsSortedFunc(out, byCall) { // one stream's work is in call order already
+		slices.SortFunc(out, byCall)
+	}
 	return out
 }
 
@@ -77,14 +80,24 @@ func (lt launchTable) firstWork() (int64, bool) {
 	return f, ok
 }
 
-// threadLaunchCalls returns, per host track, the sorted start times of its
-// API calls that launched GPU work. Cost: O(n).
-func threadLaunchCalls(tl *timeline.Timeline) map[timeline.TrackID][]int64 {
-	out := map[timeline.TrackID][]int64{}
-	for i := range tl.Events {
-		e := &tl.Events[i]
-		if e.Kind == timeline.KindAPI && e.Link >= 0 {
-			out[e.Track] = append(out[e.Track], e.Start) // events are sorted by start
+// LaunchCalls returns the sorted start times of host track t's API calls
+// that launched GPU work. Cost: O(k) for the k events of the track, one
+// allocation.
+func LaunchCalls(tl *timeline.Timeline, t timeline.TrackID) []int64 {
+	evs := tl.Tracks[t].Events
+	n := 0
+	for _, i := range evs {
+		if e := &tl.Events[i]; e.Kind == timeline.KindAPI && e.Link >= 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]int64, 0, n)
+	for _, i := range evs {
+		if e := &tl.Events[i]; e.Kind == timeline.KindAPI && e.Link >= 0 {
+			out = append(out, e.Start) // a track's events are sorted by start
 		}
 	}
 	return out

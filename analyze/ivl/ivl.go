@@ -6,6 +6,7 @@ package ivl
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"sort"
 )
@@ -25,9 +26,14 @@ func (iv Interval) Len() int64 {
 type Set []Interval
 
 // Union sorts ivs in place and merges overlapping or touching intervals
-// into a Set. Empty intervals are dropped. Cost: O(n log n).
+// into a Set. Empty intervals are dropped. Cost: O(n log n), O(n) when ivs
+// is already in order of start (intervals collected from events usually
+// are: the sort is skipped).
 func Union(ivs []Interval) Set {
-	slices.SortFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+	byStart := func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) }
+	if !slices.IsSortedFunc(ivs, byStart) {
+		slices.SortFunc(ivs, byStart)
+	}
 	out := ivs[:0]
 	for _, iv := range ivs {
 		if iv.End <= iv.Start {
@@ -44,8 +50,16 @@ func Union(ivs []Interval) Set {
 	return Set(out)
 }
 
-// Union returns s ∪ o by a linear merge. Cost: O(len(s) + len(o)).
+// Union returns s ∪ o by a linear merge. Cost: O(len(s) + len(o)); when
+// one of them is empty the result is the other itself, not a copy (with
+// its capacity cut to its length, so that an append to it copies).
 func (s Set) Union(o Set) Set {
+	switch {
+	case len(o) == 0:
+		return s[:len(s):len(s)]
+	case len(s) == 0:
+		return o[:len(o):len(o)]
+	}
 	out := make(Set, 0, len(s)+len(o))
 	i, j := 0, 0
 	for i < len(s) || j < len(o) {
@@ -187,6 +201,77 @@ func (s Set) diff(o Set, emit func(Interval)) {
 		}
 		if cur < a.End {
 			emit(Interval{cur, a.End})
+		}
+	}
+}
+
+// Layers divides the union of sets by priority: out[k] is sets[k] minus
+// every earlier set, so the layers are disjoint and together cover the
+// union of sets (out[0] is sets[0] itself). It is the same as subtracting
+// the union of the earlier sets from each in turn, without building those
+// unions: one sweep over all sets, with each layer counted first and
+// allocated once. Cost: O(n·len(sets)) for n intervals in all.
+func Layers(sets ...Set) []Set {
+	out := make([]Set, len(sets))
+	if len(sets) == 0 {
+		return out
+	}
+	out[0] = sets[0][:len(sets[0]):len(sets[0])]
+	counts := make([]int, len(sets))
+	sweepLayers(sets, func(k int, _ Interval) { counts[k]++ })
+	for k := 1; k < len(sets); k++ {
+		out[k] = make(Set, 0, counts[k])
+	}
+	sweepLayers(sets, func(k int, iv Interval) { out[k] = append(out[k], iv) })
+	return out
+}
+
+// sweepLayers calls emit, in order of time for each layer k >= 1, with the
+// intervals of Layers' out[k]; touching pieces are merged.
+func sweepLayers(sets []Set, emit func(k int, iv Interval)) {
+	idx := make([]int, len(sets))
+	pending := make([]Interval, len(sets))
+	have := make([]bool, len(sets))
+	t := int64(math.MinInt64)
+	for {
+		// The first set active at t is the layer t belongs to; the next
+		// boundary is its interval's end or an earlier set's next start,
+		// whichever comes first (later sets cannot change the layer).
+		top, next := -1, int64(math.MaxInt64)
+		for k, s := range sets {
+			i := idx[k]
+			for i < len(s) && s[i].End <= t {
+				i++
+			}
+			idx[k] = i
+			if i == len(s) {
+				continue
+			}
+			if s[i].Start <= t {
+				top, next = k, min(next, s[i].End)
+				break
+			}
+			next = min(next, s[i].Start)
+		}
+		if next == math.MaxInt64 {
+			break
+		}
+		if top > 0 {
+			switch {
+			case have[top] && pending[top].End == t:
+				pending[top].End = next
+			default:
+				if have[top] {
+					emit(top, pending[top])
+				}
+				pending[top], have[top] = Interval{t, next}, true
+			}
+		}
+		t = next
+	}
+	for k := 1; k < len(sets); k++ {
+		if have[k] {
+			emit(k, pending[k])
 		}
 	}
 }

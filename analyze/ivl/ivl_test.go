@@ -139,3 +139,46 @@ func TestSweepMatchesUnion(t *testing.T) {
 		}
 	}
 }
+
+// TestLayersMatchesSubtract compares Layers with subtracting the union of
+// the earlier sets from each set in turn, interval for interval.
+func TestLayersMatchesSubtract(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for trial := range 3000 {
+		sets := make([]Set, r.IntN(6))
+		for k := range sets {
+			sets[k] = Union(randomSet(r, r.IntN(12), 150))
+		}
+		got := Layers(sets...)
+		if len(got) != len(sets) {
+			t.Fatalf("trial %d: %d layers for %d sets", trial, len(got), len(sets))
+		}
+		var taken Set
+		for k, s := range sets {
+			want := s.Subtract(taken)
+			taken = taken.Union(want)
+			if !slices.Equal(got[k], want) {
+				t.Fatalf("trial %d: layer %d = %v, want %v (sets %v)", trial, k, got[k], want, sets)
+			}
+			if cap(got[k]) != len(got[k]) {
+				t.Fatalf("trial %d: layer %d has capacity %d for %d intervals", trial, k, cap(got[k]), len(got[k]))
+			}
+		}
+	}
+}
+
+// TestUnionOfEmptyIsOther checks that Set.Union with an empty side returns
+// the other side, and that appending to the result cannot write into it.
+func TestUnionOfEmptyIsOther(t *testing.T) {
+	base := make(Set, 2, 8)
+	base[0], base[1] = Interval{0, 5}, Interval{10, 20}
+	for _, u := range []Set{base.Union(nil), Set(nil).Union(base)} {
+		if !slices.Equal(u, base) {
+			t.Fatalf("union with empty = %v, want %v", u, base)
+		}
+		_ = append(u, Interval{30, 40})
+		if base[:3][2] != (Interval{}) {
+			t.Fatalf("append to the union wrote into the operand: %v", base[:3])
+		}
+	}
+}

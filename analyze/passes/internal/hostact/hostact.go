@@ -87,61 +87,61 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		return th
 	}
 	tl := c.ix.TL
+	evs := tl.Tracks[t].Events
+	// Count first, so that each list is allocated once at its size.
+	var n [NumCauses - 1]int
+	nRanges, nOps := 0, 0
+	for _, i := range evs {
+		e := &tl.Events[i]
+		switch cause, isCopy := c.cause(e); {
+		case isCopy:
+			n[CopyCall]++
+			n[SyncCall] += 2
+		case cause >= 0:
+			n[cause]++
+			nRanges += b2i(cause == NamedRange)
+			nOps += b2i(cause == HostOp)
+		}
+	}
 	var raw [NumCauses - 1][]ivl.Interval
+	for k := range raw {
+		raw[k] = make([]ivl.Interval, 0, n[k])
+	}
 	counts := [NumCauses - 1]map[timeline.NameID]int{}
 	for i := range counts {
 		counts[i] = map[timeline.NameID]int{}
 	}
-	th := &Thread{tl: tl}
-	for _, i := range tl.Tracks[t].Events {
+	th := &Thread{tl: tl, launches: index.LaunchCalls(tl, t), ranges: make([]int32, 0, nRanges), ops: make([]int32, 0, nOps)}
+	for _, i := range evs {
 		e := &tl.Events[i]
-		cause := Cause(-1)
-		switch e.Kind {
-		case timeline.KindAPI:
-			if e.Link >= 0 {
-				th.launches = append(th.launches, e.Start)
-			}
-			switch {
-			case e.API.IsCopy():
-				// The call's waits for queued work (before its transfer)
-				// or for completion (after it) are sync time, as in the
-				// two-clock split: pinning would not remove them.
-				part, waits := index.SplitCopyCall(tl, e)
-				raw[CopyCall] = append(raw[CopyCall], part)
-				raw[SyncCall] = append(raw[SyncCall], waits...)
-				counts[CopyCall][e.Name] += int(part.Len())
-				continue
-			case e.API == timeline.APISync:
-				cause = SyncCall
-			case e.API == timeline.APIAlloc:
-				cause = AllocCall
-			}
-		case timeline.KindOp:
-			cause = HostOp
-			th.ops = append(th.ops, i)
-		case timeline.KindOS:
-			cause = OSCall
-		case timeline.KindRange:
-			switch {
-			case e.Range == timeline.RangeStep:
-			case c.ix.IsData(e):
-				cause = DataRange
-			default:
-				cause = NamedRange
-				th.ranges = append(th.ranges, i)
-			}
-		}
-		if cause < 0 {
+		cause, isCopy := c.cause(e)
+		switch {
+		case isCopy:
+			// The call's waits for queued work (before its transfer) or
+			// for completion (after it) are sync time, as in the
+			// two-clock split: pinning would not remove them.
+			part, waits := index.SplitCopyCall(tl, e)
+			raw[CopyCall] = append(raw[CopyCall], part)
+			raw[SyncCall] = append(raw[SyncCall], waits...)
+			counts[CopyCall][e.Name] += int(part.Len())
 			continue
+		case cause < 0:
+			continue
+		case cause == HostOp:
+			th.ops = append(th.ops, i)
+		case cause == NamedRange:
+			th.ranges = append(th.ranges, i)
 		}
 		raw[cause] = append(raw[cause], ivl.Interval{Start: e.Start, End: e.End})
 		counts[cause][e.Name] += int(e.Dur())
 	}
-	var taken ivl.Set
+	var unions [NumCauses - 1]ivl.Set
 	for k := range raw {
-		s := ivl.Union(raw[k]).Subtract(taken)
-		th.sets[k] = s
-		taken = taken.Union(s)
+		unions[k] = ivl.Union(raw[k])
+	}
+	// Disjoint by priority: each cause less the causes before it.
+	copy(th.sets[:], ivl.Layers(unions[:]...))
+	for k := range raw {
 		best, bestN := timeline.NameID(0), -1
 		for id, n := range counts[k] {
 			if n > bestN || (n == bestN && tl.Name(id) < tl.Name(best)) {
@@ -153,6 +153,42 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 	th.rangeParent, th.opParent = parents(tl, th.ranges), parents(tl, th.ops)
 	c.m[t] = th
 	return th
+}
+
+// cause is the cause host event e counts for (-1: none), or isCopy for a
+// copy call, whose time divides between CopyCall and SyncCall.
+func (c *Cache) cause(e *timeline.Event) (cause Cause, isCopy bool) {
+	switch e.Kind {
+	case timeline.KindAPI:
+		switch {
+		case e.API.IsCopy():
+			return -1, true
+		case e.API == timeline.APISync:
+			return SyncCall, false
+		case e.API == timeline.APIAlloc:
+			return AllocCall, false
+		}
+	case timeline.KindOp:
+		return HostOp, false
+	case timeline.KindOS:
+		return OSCall, false
+	case timeline.KindRange:
+		switch {
+		case e.Range == timeline.RangeStep:
+		case c.ix.IsData(e):
+			return DataRange, false
+		default:
+			return NamedRange, false
+		}
+	}
+	return -1, false
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // parents returns, for each event of list (sorted by start, enclosing
