@@ -37,3 +37,49 @@ func TopEvidence(c []Candidate, n int) []Evidence {
 	}
 	return out
 }
+
+// Top collects candidates and keeps only the n that TopEvidence would list
+// out of all of them, in the same order: an analyzer with a candidate per
+// event or gap holds n of them, not all. Wants tells, before a candidate
+// is built, whether it would be kept, so that the Describe closures of
+// the others are never made. The zero Top keeps none.
+type Top struct {
+	n    int
+	kept []Candidate // at most n, in TopEvidence's order
+}
+
+// NewTop returns a Top that keeps n candidates.
+func NewTop(n int) *Top { return &Top{n: n, kept: make([]Candidate, 0, max(n, 0))} }
+
+// Wants reports whether a candidate of that weight starting at startNS
+// would be kept now: it ranks before the last kept one (ties with it rank
+// after, as in TopEvidence's stable order), or fewer than n are kept.
+func (t *Top) Wants(weight, startNS int64) bool {
+	if len(t.kept) < t.n {
+		return true
+	}
+	if t.n <= 0 {
+		return false
+	}
+	last := &t.kept[len(t.kept)-1]
+	return weight > last.Weight || (weight == last.Weight && startNS < last.StartNS)
+}
+
+// Add offers c; it is kept when Wants says so.
+func (t *Top) Add(c Candidate) {
+	if !t.Wants(c.Weight, c.StartNS) {
+		return
+	}
+	i := len(t.kept)
+	for i > 0 && (c.Weight > t.kept[i-1].Weight || (c.Weight == t.kept[i-1].Weight && c.StartNS < t.kept[i-1].StartNS)) {
+		i--
+	}
+	if len(t.kept) < t.n {
+		t.kept = append(t.kept, Candidate{})
+	}
+	copy(t.kept[i+1:], t.kept[i:len(t.kept)-1])
+	t.kept[i] = c
+}
+
+// Evidence is TopEvidence of all the candidates offered.
+func (t *Top) Evidence() []Evidence { return TopEvidence(t.kept, t.n) }

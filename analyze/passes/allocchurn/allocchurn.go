@@ -85,11 +85,11 @@ func run(p *analyze.Pass) (any, error) {
 	if total == 0 {
 		return nil, nil
 	}
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, i := range calls {
 		e := &tl.Events[i]
 		w := wasted.Covered(e.Start, e.End)
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
 			return fmt.Sprintf("%s for %s, %s of it with no kernel running", timeline.BaseAPIName(tl.Name(e.Name)), units.Dur(e.Dur()), units.Dur(w))
 		}})
@@ -109,7 +109,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: memory allocated once is never freed in the loop",
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail:           map[string]float64{"calls_per_step": callsPerStep, "steps_with_calls": float64(len(stepsWith))},
 	}
 	switch advice.Of(ix) {

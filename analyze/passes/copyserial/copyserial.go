@@ -67,15 +67,18 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	wasted := set.Subtract(ix.AnyKernel)
 	total := wasted.Len()
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, i := range idx {
 		e := &tl.Events[i]
 		w := wasted.Covered(e.Start, e.End)
+		if !evidence.Wants(w, e.Start) {
+			continue
+		}
 		why := "serialised by synchronisation"
 		if ix.KernelStreams[e.Track] {
 			why = "on the kernels' stream"
 		}
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
 			return fmt.Sprintf("%s copy of %s (%s), %s, %s with no kernel running", e.Copy, units.Bytes(e.Bytes), units.Dur(e.Dur()), why, units.Dur(w))
 		}})
@@ -96,7 +99,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, residual, share),
 		Bound:            fmt.Sprintf("overlap hides at most the compute (%s of kernels per step): saves min(copy, compute)", units.Dur(compute)),
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail: map[string]float64{"overlap_share": float64(overlap) / float64(copyNS), "shared_stream": b2f(sharedStream),
 			"compute_ns_per_step": float64(compute)},
 		Fix: "No kernel overlaps any host copy in the steady state: " + how + ". " + prog.Pick(

@@ -103,13 +103,13 @@ func run(p *analyze.Pass) (any, error) {
 			outer[e.Start] = name // events are sorted: the outermost comes first
 		}
 	}
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, iv := range ix.MainData {
 		w := data.Covered(iv.Start, iv.End)
-		if w == 0 || !ix.InSteady(iv.Start) {
+		if w == 0 || !ix.InSteady(iv.Start) || !evidence.Wants(w, iv.Start) {
 			continue
 		}
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: iv.Start, EndNS: iv.End, Track: ix.Label(ix.Main)}, Describe: func() string {
 			return fmt.Sprintf("%q: main thread waits %s for data (%s of the range)", outer[iv.Start], units.Dur(w), units.Pct(float64(w)/float64(max(iv.Len(), 1))))
 		}})
@@ -139,7 +139,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: enough producers hide the whole wait",
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail: analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS,
 			BatchNS: tBatch, RunningWorkers: running}),
 	}

@@ -61,7 +61,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	acts := hostact.NewCache(ix)
 	t := newTally()
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, g := range idle {
 		if g.Len() < p.Config.MinGapNS {
 			continue
@@ -77,6 +77,9 @@ func run(p *analyze.Pass) (any, error) {
 				track = ix.Label(thread)
 			}
 		}
+		if !evidence.Wants(g.Len(), g.Start) {
+			continue
+		}
 		describeGap := func() string {
 			what := fmt.Sprintf("GPU idle %s", units.Dur(g.Len()))
 			if th != nil {
@@ -84,7 +87,7 @@ func run(p *analyze.Pass) (any, error) {
 			}
 			return what
 		}
-		cands = append(cands, analyze.Candidate{Weight: g.Len(), Describe: describeGap, Evidence: analyze.Evidence{
+		evidence.Add(analyze.Candidate{Weight: g.Len(), Describe: describeGap, Evidence: analyze.Evidence{
 			StartNS: g.Start, EndNS: g.End, Track: track}})
 	}
 	byCause, gaps := t.byCause, t.gaps
@@ -99,7 +102,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, copyOnly, share),
 		Bound:            fmt.Sprintf("copy-engine time: %s per step of copies with no kernel running stays", units.Dur(copyOnly)),
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail:           map[string]float64{"idle_ns_total": float64(total), "copy_only_ns_per_step": float64(copyOnly)},
 	}
 	var gapTotal int64

@@ -122,30 +122,31 @@ func run(p *analyze.Pass) (any, error) {
 	for _, d := range durs {
 		kernelNS += d
 	}
-	// The host's time per launch: from one launch call's start to the next
-	// one's, median over consecutive launches (the gaps between steps fall
-	// in the tail).
-	intervals := make([]int64, 0, len(ks))
-	calls := make([]int64, 0, len(ks))
-	for j, i := range ks {
-		launch := &tl.Events[tl.Events[i].Link]
-		calls = append(calls, launch.Dur())
-		if j > 0 {
-			prev := &tl.Events[tl.Events[ks[j-1]].Link]
-			if d := launch.Start - prev.Start; d > 0 {
-				intervals = append(intervals, d)
-			}
-		}
-	}
-	slices.Sort(durs)
-	med := durs[(len(durs)-1)/2]
+	med := median(durs)
 	if med >= MaxMedianNS {
 		return nil, nil
 	}
+	// The host's time per launch: from one launch call's start to the next
+	// one's, median over consecutive launches (the gaps between steps fall
+	// in the tail). The medians reuse durs' memory.
+	calls := durs[:0]
+	for _, i := range ks {
+		calls = append(calls, tl.Events[tl.Events[i].Link].Dur())
+	}
+	callMed := median(calls)
+	intervals := calls[:0]
+	for j, i := range ks[1:] {
+		launch := &tl.Events[tl.Events[i].Link]
+		prev := &tl.Events[tl.Events[ks[j]].Link]
+		if d := launch.Start - prev.Start; d > 0 {
+			intervals = append(intervals, d)
+		}
+	}
+	intervalMed := median(intervals)
 	other := ix.Buckets[index.Other]
 	var total int64
 	var gaps int
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	prevEnd := tl.Events[ks[0]].End
 	for _, i := range ks[1:] {
 		e := &tl.Events[i]
@@ -155,10 +156,12 @@ func run(p *analyze.Pass) (any, error) {
 			if gapStart := prevEnd; w > 0 {
 				total += w
 				gaps++
-				cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-					StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track)}, Describe: func() string {
-					return fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-gapStart), units.Clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))
-				}})
+				if evidence.Wants(w, gapStart) {
+					evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+						StartNS: prevEnd, EndNS: e.Start, Track: ix.Label(launch.Track)}, Describe: func() string {
+						return fmt.Sprintf("GPU idle %s waiting for the launch of %s (%s)", units.Dur(e.Start-gapStart), units.Clip(tl.Name(e.Name), 60), units.Dur(e.Dur()))
+					}})
+				}
 			}
 		}
 		prevEnd = max(prevEnd, e.End)
@@ -176,9 +179,9 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, residual, share),
 		Bound:            fmt.Sprintf("kernels replayed from a CUDA graph still start about %s apart: %s per step stays", units.Dur(GraphGapNS), units.Dur(min(residual, per))),
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail: analyze.DetailMap(Detail{KernelsPerStep: len(ks) / steps, MedianKernelNS: med, LaunchGaps: gaps,
-			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: median(intervals), LaunchCallNS: median(calls),
+			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: intervalMed, LaunchCallNS: callMed,
 			GraphKernels: graph, ShareOfIdle: float64(per) / float64(max(idle, 1))}),
 	}
 	f.Fix, f.Code = fix(advice.Of(ix), graph > 0)

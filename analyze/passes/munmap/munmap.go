@@ -150,11 +150,11 @@ func run(p *analyze.Pass) (any, error) {
 	if total == 0 {
 		return nil, nil
 	}
-	var cands []analyze.Candidate
+	top := analyze.NewTop(analyze.MaxEvidence)
 	for _, i := range calls {
 		e := &tl.Events[i]
 		w := wasted.Covered(e.Start, e.End)
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+		top.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
 			return fmt.Sprintf("%s for %s, %s of it with the GPU idle", tl.Name(e.Name), units.Dur(e.Dur()), units.Dur(w))
 		}})
@@ -167,7 +167,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: buffers allocated once are never unmapped",
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         top.Evidence(),
 		Detail:           analyze.DetailMap(Detail{CallsPerStep: callsPerStep, MeanCallNS: meanNS}),
 		Fix: "Each step frees large pageable host buffers (the batch, or the pinned-memory thread's staging copies) and glibc " +
 			"returns them to the OS with munmap, which the launching thread waits for. Allocate batch buffers once and reuse them " +

@@ -63,7 +63,7 @@ func run(p *analyze.Pass) (any, error) {
 	var total int64
 	var n int
 	names := map[string]int{}
-	var cands []analyze.Candidate
+	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
 		if e.Kind != timeline.KindAPI || !ix.InSteady(e.End) || !drains(tl, e) {
@@ -86,7 +86,10 @@ func run(p *analyze.Pass) (any, error) {
 		n++
 		name := timeline.BaseAPIName(tl.Name(e.Name))
 		names[name]++
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+		if !evidence.Wants(w, e.End) {
+			continue
+		}
+		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.End, EndNS: next, Track: ix.Label(e.Track)}, Describe: func() string {
 			return fmt.Sprintf("after %s (which blocked %s) the GPU idles %s until the next kernel; %s of that could overlap the drained work",
 				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))
@@ -110,7 +113,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: the wasted time is already capped at what each call waited for",
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         evidence.Evidence(),
 		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
 		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
 			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(

@@ -106,22 +106,27 @@ func run(p *analyze.Pass) (any, error) {
 		achieved = float64(bytes) / float64(gpuNS)
 	}
 	perStep := bytes / int64(max(len(ix.Steady), 1))
-	var cands []analyze.Candidate
+	top := analyze.NewTop(analyze.MaxEvidence)
 	for _, c := range list {
 		e := &tl.Events[c.i]
 		w := wasted.Covered(c.lo, c.hi)
+		if !top.Wants(w, c.lo) {
+			continue
+		}
 		kind := "blocking"
 		if c.pageable {
 			kind = "pageable"
 		}
-		what := fmt.Sprintf("%s %s copy of %s at %s GB/s (pinned reaches %.0f GB/s); %s with no kernel running",
-			kind, e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()), ref.GBps, units.Dur(w))
-		if e.Link >= 0 {
-			c := &tl.Events[e.Link]
-			what += fmt.Sprintf("; the host waits in %s for %s", timeline.BaseAPIName(tl.Name(c.Name)), units.Dur(c.Dur()))
-		}
-		cands = append(cands, analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track)}, Describe: func() string { return what }})
+		top.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
+			StartNS: c.lo, EndNS: c.hi, Track: ix.Label(e.Track)}, Describe: func() string {
+			what := fmt.Sprintf("%s %s copy of %s at %s GB/s (pinned reaches %.0f GB/s); %s with no kernel running",
+				kind, e.Copy, units.Bytes(e.Bytes), units.GBps(e.Bytes, e.Dur()), ref.GBps, units.Dur(w))
+			if e.Link >= 0 {
+				c := &tl.Events[e.Link]
+				what += fmt.Sprintf("; the host waits in %s for %s", timeline.BaseAPIName(tl.Name(c.Name)), units.Dur(c.Dur()))
+			}
+			return what
+		}})
 	}
 	per, share := ix.PerStep(total)
 	// From pinned memory the same bytes still take bytes / reference: that
@@ -134,7 +139,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, pinnedNS, share),
 		Bound:            fmt.Sprintf("the copies at the pinned reference (%s) stay: %s per step", ref.Text, units.Dur(min(pinnedNS, per))),
-		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
+		Evidence:         top.Evidence(),
 		Detail: map[string]float64{"achieved_gbps": achieved, "pinned_gbps": ref.GBps, "bytes_per_step": float64(perStep),
 			"pageable_copies": float64(pageable), "blocking_copies": float64(blocking), "pinned_ns_per_step": float64(pinnedNS)},
 	}
