@@ -6,6 +6,7 @@ package ivl
 
 import (
 	"cmp"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -132,15 +133,24 @@ func (s Set) Bounds() (int64, int64) {
 	return s[0].Start, s[len(s)-1].End
 }
 
-// Intersect returns s ∩ o. Cost: O(len(s) + len(o)).
+// Intersect returns s ∩ o. Cost: O(len(s) + len(o)); the result is
+// counted first and allocated once at its size (not at the larger
+// operand's).
 func (s Set) Intersect(o Set) Set {
-	out := make(Set, 0, max(len(s), len(o)))
+	n := 0
+	s.meet(o, func(Interval) { n++ })
+	out := make(Set, 0, n)
+	s.meet(o, func(iv Interval) { out = append(out, iv) })
+	return out
+}
+
+// meet calls emit for each interval of s ∩ o, in order.
+func (s Set) meet(o Set, emit func(Interval)) {
 	i, j := 0, 0
 	for i < len(s) && j < len(o) {
 		a, b := s[i], o[j]
-		lo, hi := max(a.Start, b.Start), min(a.End, b.End)
-		if lo < hi {
-			out = append(out, Interval{lo, hi})
+		if lo, hi := max(a.Start, b.Start), min(a.End, b.End); lo < hi {
+			emit(Interval{lo, hi})
 		}
 		if a.End < b.End {
 			i++
@@ -148,7 +158,6 @@ func (s Set) Intersect(o Set) Set {
 			j++
 		}
 	}
-	return out
 }
 
 // OverlapLen is the length of s ∩ o, without building it. Cost:
@@ -179,6 +188,19 @@ func (s Set) Subtract(o Set) Set {
 	out := make(Set, 0, n)
 	s.diff(o, func(iv Interval) { out = append(out, iv) })
 	return out
+}
+
+// Diff yields the intervals of s \ o in order, as Subtract would return
+// them, without building the set. Cost: O(len(s) + len(o)), no memory.
+func (s Set) Diff(o Set) iter.Seq[Interval] {
+	return func(yield func(Interval) bool) {
+		stop := false
+		s.diff(o, func(iv Interval) {
+			if !stop && !yield(iv) {
+				stop = true
+			}
+		})
+	}
 }
 
 // diff calls emit for each interval of s \ o, in order.

@@ -182,3 +182,24 @@ func TestUnionOfEmptyIsOther(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffMatchesSubtract checks Diff against Subtract, and that it stops
+// when asked.
+func TestDiffMatchesSubtract(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 4))
+	for trial := range 2000 {
+		a, b := Union(randomSet(r, r.IntN(12), 150)), Union(randomSet(r, r.IntN(12), 150))
+		got := slices.Collect(a.Diff(b))
+		if want := a.Subtract(b); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("trial %d: Diff %v, Subtract %v", trial, got, want)
+		}
+		n := 0
+		for range a.Diff(b) {
+			n++
+			break
+		}
+		if n > 1 {
+			t.Fatalf("trial %d: Diff went on after break", trial)
+		}
+	}
+}

@@ -57,7 +57,7 @@ func run(p *analyze.Pass) (any, error) {
 	if copyNS == 0 {
 		return nil, nil
 	}
-	overlap := set.Intersect(ix.AnyKernel).Len()
+	overlap := set.OverlapLen(ix.AnyKernel)
 	if float64(overlap) >= OverlapTolerance*float64(copyNS) {
 		return nil, nil
 	}

@@ -46,8 +46,9 @@ const DispatchGapNS = 1_000_000
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	idle := ix.SteadySet.Subtract(ix.AnyKernel)
-	total := idle.Len()
+	// The idle time is the steady steps less the kernels: |S| - |S ∩ K|;
+	// its gaps are visited without building the set.
+	total := ix.SteadySet.Len() - ix.SteadySet.OverlapLen(ix.AnyKernel)
 	if total == 0 {
 		return nil, nil
 	}
@@ -62,7 +63,7 @@ func run(p *analyze.Pass) (any, error) {
 	acts := hostact.NewCache(ix)
 	t := newTally()
 	evidence := analyze.NewTop(analyze.MaxEvidence)
-	for _, g := range idle {
+	for g := range ix.SteadySet.Diff(ix.AnyKernel) {
 		if g.Len() < p.Config.MinGapNS {
 			continue
 		}

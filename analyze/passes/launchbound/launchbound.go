@@ -170,7 +170,8 @@ func run(p *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	per, share := ix.PerStep(total)
-	idle, _ := ix.PerStep(ix.SteadyCovered(ix.SteadySet.Subtract(ix.Kernels)))
+	// Idle: the steady steps less the kernels, |S \ K| = |S| - |S ∩ K|.
+	idle, _ := ix.PerStep(ix.SteadySet.Len() - ix.SteadySet.OverlapLen(ix.Kernels))
 	residual := int64(gaps/steps) * GraphGapNS
 	f := analyze.Finding{
 		Title: fmt.Sprintf("launch-bound: %d kernels per step, median %s; the GPU waits for launches %s of each step (%s of its idle time)",
