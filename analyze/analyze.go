@@ -13,8 +13,10 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -243,7 +245,13 @@ func Validate(analyzers []*Analyzer) error {
 }
 
 // Run runs analyzers (and what they require, each once) on tl and returns
-// their findings, sorted by wasted time. Cost: the sum of the analyzers'.
+// their findings, sorted by wasted time. Analyzers run concurrently, up to
+// GOMAXPROCS at a time, each once all it requires has run: they only read
+// the timeline and the results they require. The result is the same as
+// running them one after another in the order analyzers lists them (what
+// an analyzer requires first): findings and what is not observable are
+// gathered in that order, and the first error in it is returned. Cost: the
+// sum of the analyzers', spread over the CPUs.
 func Run(tl *timeline.Timeline, analyzers []*Analyzer, cfg *Config) (*Result, error) {
 	if err := Validate(analyzers); err != nil {
 		return nil, err
@@ -251,45 +259,76 @@ func Run(tl *timeline.Timeline, analyzers []*Analyzer, cfg *Config) (*Result, er
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	res := &Result{ResultOf: map[*Analyzer]any{}}
-	done := map[*Analyzer]bool{}
-	var exec func(a *Analyzer) error
-	exec = func(a *Analyzer) error {
-		if done[a] {
-			return nil
-		}
-		done[a] = true
-		for _, r := range a.Requires {
-			if err := exec(r); err != nil {
-				return err
-			}
-		}
-		p := &Pass{Analyzer: a, Timeline: tl, Config: cfg, ResultOf: map[*Analyzer]any{}}
-		for _, r := range a.Requires {
-			p.ResultOf[r] = res.ResultOf[r]
-		}
-		if a.Observable != nil {
-			if ok, why := a.Observable(p); !ok {
-				res.NotObservable = append(res.NotObservable, NotObservable{ID: a.ID, Why: why})
-				return nil
-			}
-		}
-		p.Report = func(f Finding) {
-			if finish(&f, a, cfg) {
-				res.Findings = append(res.Findings, f)
-			}
-		}
-		out, err := a.Run(p)
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.ID, err)
-		}
-		res.ResultOf[a] = out
-		return nil
+	order := runOrder(analyzers)
+	pos := make(map[*Analyzer]int, len(order))
+	for i, a := range order {
+		pos[a] = i
 	}
-	for _, a := range analyzers {
-		if err := exec(a); err != nil {
-			return nil, err
+	type outcome struct {
+		out      any
+		findings []Finding
+		notObs   *NotObservable
+		err      error
+		skipped  bool // a requirement failed
+	}
+	outs := make([]outcome, len(order))
+	done := make([]chan struct{}, len(order))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	slots := make(chan struct{}, max(runtime.GOMAXPROCS(0), 1))
+	var wg sync.WaitGroup
+	for i, a := range order {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done[i])
+			o := &outs[i]
+			p := &Pass{Analyzer: a, Timeline: tl, Config: cfg, ResultOf: map[*Analyzer]any{}}
+			for _, r := range a.Requires {
+				<-done[pos[r]]
+				if ro := &outs[pos[r]]; ro.err != nil || ro.skipped {
+					o.skipped = true
+					return
+				}
+				p.ResultOf[r] = outs[pos[r]].out
+			}
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			if a.Observable != nil {
+				if ok, why := a.Observable(p); !ok {
+					o.notObs = &NotObservable{ID: a.ID, Why: why}
+					return
+				}
+			}
+			p.Report = func(f Finding) {
+				if finish(&f, a, cfg) {
+					o.findings = append(o.findings, f)
+				}
+			}
+			out, err := a.Run(p)
+			if err != nil {
+				o.err = fmt.Errorf("%s: %w", a.ID, err)
+				return
+			}
+			o.out = out
+		}()
+	}
+	wg.Wait()
+	res := &Result{ResultOf: map[*Analyzer]any{}}
+	for i, a := range order {
+		o := &outs[i]
+		switch {
+		case o.err != nil:
+			return nil, o.err
+		case o.skipped:
+			continue
+		case o.notObs != nil:
+			res.NotObservable = append(res.NotObservable, *o.notObs)
+			continue
 		}
+		res.Findings = append(res.Findings, o.findings...)
+		res.ResultOf[a] = o.out
 	}
 	slices.SortStableFunc(res.Findings, func(a, b Finding) int {
 		if a.WastedNS != b.WastedNS {
@@ -302,6 +341,29 @@ func Run(tl *timeline.Timeline, analyzers []*Analyzer, cfg *Config) (*Result, er
 	})
 	slices.SortFunc(res.NotObservable, func(a, b NotObservable) int { return strings.Compare(a.ID, b.ID) })
 	return res, nil
+}
+
+// runOrder lists analyzers and what they require, each once, every
+// analyzer after what it requires, in the order of a depth-first walk of
+// analyzers.
+func runOrder(analyzers []*Analyzer) []*Analyzer {
+	var order []*Analyzer
+	seen := map[*Analyzer]bool{}
+	var visit func(a *Analyzer)
+	visit = func(a *Analyzer) {
+		if seen[a] {
+			return
+		}
+		seen[a] = true
+		for _, r := range a.Requires {
+			visit(r)
+		}
+		order = append(order, a)
+	}
+	for _, a := range analyzers {
+		visit(a)
+	}
+	return order
 }
 
 // finish fills in the derived fields of a finding reported by a and says

@@ -163,7 +163,15 @@ type Index struct {
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames())}
 	for i := range tl.Events {
-		ix.Count[tl.Events[i].Kind]++
+		e := &tl.Events[i]
+		ix.Count[e.Kind]++
+		if e.Kind == timeline.KindRange {
+			ix.IsData(e) // fills the cache: analyzers running at once only read it
+		}
+	}
+	ix.labels = make([]string, len(tl.Tracks))
+	for t := range tl.Tracks {
+		ix.labels[t] = tl.Tracks[t].Label()
 	}
 	p := ix.findMain(cfg)
 	ix.findDevices()
@@ -228,16 +236,9 @@ func (ix *Index) MeanStepNS() int64 {
 	return ix.SteadyNS / int64(len(ix.Steady))
 }
 
-// Label is the report name of a track (cached: evidence asks often).
-func (ix *Index) Label(t timeline.TrackID) string {
-	if ix.labels == nil {
-		ix.labels = make([]string, len(ix.TL.Tracks))
-	}
-	if ix.labels[t] == "" {
-		ix.labels[t] = ix.TL.Tracks[t].Label()
-	}
-	return ix.labels[t]
-}
+// Label is the report name of a track (made once, in New: evidence asks
+// often).
+func (ix *Index) Label(t timeline.TrackID) string { return ix.labels[t] }
 
 // IsMain reports whether track t is the main thread.
 func (ix *Index) IsMain(t timeline.TrackID) bool { return ix.HasMain && t == ix.Main }
@@ -426,7 +427,9 @@ func (ix *Index) PinnedReference(fallback float64) (gbps float64, fromTrace bool
 	return fallback, false
 }
 
-// IsData is IsDataRange with the run's config, evaluated once per name.
+// IsData is IsDataRange with the run's config, evaluated once per name
+// (New evaluates every range's name, so that later calls only read the
+// cache and analyzers may call it at once).
 func (ix *Index) IsData(e *timeline.Event) bool {
 	if e.Kind != timeline.KindRange || e.Range == timeline.RangeStep {
 		return false
