@@ -11,6 +11,7 @@ package index
 import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -284,7 +285,8 @@ func (ix *Index) findDevices() {
 func (ix *Index) buildSets() {
 	tl := ix.TL
 	nk, nc, nm := ix.Count[timeline.KindKernel], ix.Count[timeline.KindMemcpy], ix.Count[timeline.KindMemset]
-	k, c, w := make([]ivl.Interval, 0, nk), make([]ivl.Interval, 0, nc), make([]ivl.Interval, 0, nk+nc+nm)
+	k, c, w := hugepage.Make[ivl.Interval](0, nk), hugepage.Make[ivl.Interval](0, nc), hugepage.Make[ivl.Interval](0, nk+nc+nm)
+	kernelStream := make([]bool, len(tl.Tracks))
 	var comm []ivl.Interval
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -292,7 +294,7 @@ func (ix *Index) buildSets() {
 			continue
 		}
 		if e.Kind == timeline.KindKernel {
-			ix.KernelStreams[e.Track] = true
+			kernelStream[e.Track] = true
 		}
 		if HostCopy(e) && PinnedSide(e) && e.Bytes >= PinnedRefMinBytes && e.Dur() > 0 {
 			ix.bestPinned = max(ix.bestPinned, float64(e.Bytes)/float64(e.Dur()))
@@ -309,6 +311,11 @@ func (ix *Index) buildSets() {
 			k = append(k, iv)
 		case e.Kind == timeline.KindMemcpy:
 			c = append(c, iv)
+		}
+	}
+	for t, ok := range kernelStream {
+		if ok {
+			ix.KernelStreams[timeline.TrackID(t)] = true
 		}
 	}
 	var cc, sc, oc, dr []ivl.Interval

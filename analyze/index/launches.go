@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -27,7 +28,7 @@ func (ix *Index) mainLaunches() launchTable {
 	}
 	tl := ix.TL
 	pid := tl.Tracks[ix.Main].PID
-	out := make(launchTable, 0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset])
+	out := launchTable(hugepage.Make[launch](0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset]))
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() || e.Link < 0 {
@@ -94,7 +95,7 @@ func LaunchCalls(tl *timeline.Timeline, t timeline.TrackID) []int64 {
 	if n == 0 {
 		return nil
 	}
-	out := make([]int64, 0, n)
+	out := hugepage.Make[int64](0, n)
 	for _, i := range evs {
 		if e := &tl.Events[i]; e.Kind == timeline.KindAPI && e.Link >= 0 {
 			out = append(out, e.Start) // a track's events are sorted by start
