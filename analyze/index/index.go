@@ -9,6 +9,8 @@
 package index
 
 import (
+	"sync"
+
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
@@ -163,6 +165,13 @@ type Index struct {
 // New builds the index of tl.
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames())}
+	// Phases that need nothing of each other run at once (each writes its
+	// own fields): the program's kind, the main thread and its steps, and
+	// the counts and caches; then the busy sets and the launch table.
+	var wg sync.WaitGroup
+	var p picked
+	wg.Go(func() { ix.PyTorch, ix.Training = program(tl) })
+	wg.Go(func() { p = ix.findMain(cfg) })
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		ix.Count[e.Kind]++
@@ -174,11 +183,11 @@ func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	for t := range tl.Tracks {
 		ix.labels[t] = tl.Tracks[t].Label()
 	}
-	p := ix.findMain(cfg)
+	wg.Wait()
 	ix.findDevices()
-	ix.PyTorch, ix.Training = program(tl)
+	wg.Go(func() { ix.launches = ix.mainLaunches() })
 	ix.buildSets()
-	ix.launches = ix.mainLaunches()
+	wg.Wait()
 	ix.findSteps(p)
 	ix.split()
 	return ix

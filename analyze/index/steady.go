@@ -166,36 +166,73 @@ func (ix *Index) captureWhy() string {
 func (ix *Index) captures(steady ivl.Set) (spans []ivl.Interval, captured int) {
 	tl := ix.TL
 	pid := tl.Tracks[ix.Main].PID
+	classes := make([]captureClass, tl.NumNames())
 	for t := range tl.Tracks {
 		if tr := &tl.Tracks[t]; tr.Kind == timeline.TrackHost && tr.PID == pid {
-			s, n := captureSpans(tl, tr, steady)
+			s, n := captureSpans(tl, tr, steady, classes)
 			spans, captured = append(spans, s...), captured+n
 		}
 	}
 	return spans, captured
 }
 
+// captureClass is what an API call's name says about graph capture, found
+// once per name (capUnknown: not yet looked at).
+type captureClass uint8
+
+const (
+	capUnknown     captureClass = iota
+	capBegin                    // ...BeginCapture, ...BeginCaptureToGraph
+	capEnd                      // ...EndCapture
+	capInstantiate              // ...GraphInstantiate...
+	capGraphLaunch              // cudaGraphLaunch and the like: a replay
+	capOther
+)
+
+// classify is the captureClass of an API call's name; classes caches it
+// per name.
+func classify(tl *timeline.Timeline, id timeline.NameID, classes []captureClass) captureClass {
+	if int(id) < len(classes) && classes[id] != capUnknown {
+		return classes[id]
+	}
+	name := timeline.BaseAPIName(tl.Name(id))
+	c := capOther
+	switch {
+	case strings.HasSuffix(name, "BeginCapture") || strings.HasSuffix(name, "BeginCaptureToGraph"):
+		c = capBegin
+	case strings.HasSuffix(name, "EndCapture"):
+		c = capEnd
+	case strings.Contains(name, "GraphInstantiate"):
+		c = capInstantiate
+	case timeline.IsGraphLaunch(name):
+		c = capGraphLaunch
+	}
+	if int(id) < len(classes) {
+		classes[id] = c
+	}
+	return c
+}
+
 // captureSpans scans one thread's API calls for capture spans and the
 // launches made inside them.
-func captureSpans(tl *timeline.Timeline, tr *timeline.Track, steady ivl.Set) (spans []ivl.Interval, captured int) {
+func captureSpans(tl *timeline.Timeline, tr *timeline.Track, steady ivl.Set, classes []captureClass) (spans []ivl.Interval, captured int) {
 	begin := int64(-1)
 	for _, i := range tr.Events {
 		e := &tl.Events[i]
 		if e.Kind != timeline.KindAPI {
 			continue
 		}
-		name := timeline.BaseAPIName(tl.Name(e.Name))
-		switch {
-		case strings.HasSuffix(name, "BeginCapture") || strings.HasSuffix(name, "BeginCaptureToGraph"):
+		switch c := classify(tl, e.Name, classes); {
+		case c == capBegin:
 			begin = e.Start
-		case strings.HasSuffix(name, "EndCapture"):
+		case c == capEnd:
 			if begin >= 0 {
 				spans = append(spans, ivl.Interval{Start: begin, End: e.End})
 			}
 			begin = -1
-		case strings.Contains(name, "GraphInstantiate"):
+		case c == capInstantiate:
 			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
-		case begin >= 0 && e.API == timeline.APILaunch && !timeline.IsGraphLaunch(name) && steady.Contains(e.Start):
+		case begin >= 0 && e.API == timeline.APILaunch && c != capGraphLaunch && steady.Contains(e.Start):
 			captured++
 		}
 	}
