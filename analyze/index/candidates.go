@@ -188,7 +188,9 @@ func (ix *Index) repeatedSteps(apiCalls []int) picked {
 		if len(tops) < minRepeats {
 			continue // no name can repeat often enough
 		}
-		name, ok := ix.candidate(tops, LaunchCalls(tl, timeline.TrackID(t)))
+		calls := LaunchCalls(tl, timeline.TrackID(t))
+		ix.launchCalls[timeline.TrackID(t)] = calls
+		name, ok := ix.candidate(tops, calls)
 		if ok && (best < 0 || apiCalls[t] > apiCalls[best]) {
 			best, bestName, bestTops = t, name, tops
 		}

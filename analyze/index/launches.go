@@ -10,25 +10,29 @@ import (
 )
 
 // launch is one piece of GPU work (kernel, copy, memset) that a host API
-// call of the main process launched: when the call began, and when the work
-// ran.
+// call of the main process launched: when the call began, and the work's
+// event (16 bytes, not the 24 of a copy of its times: the table is as long
+// as the GPU work).
 type launch struct {
-	call       int64 // start of the launching API call
-	start, end int64 // the GPU work
+	call int64 // start of the launching API call
+	work int32 // the GPU work's index in the timeline's events
 }
 
 // launchTable lists the GPU work the main process launched, by call start.
-type launchTable []launch
+type launchTable struct {
+	tl *timeline.Timeline
+	l  []launch
+}
 
 // mainLaunches collects the GPU work linked to API calls of the main
 // thread's process. Cost: O(n log n).
 func (ix *Index) mainLaunches() launchTable {
-	if !ix.HasMain {
-		return nil
-	}
 	tl := ix.TL
+	if !ix.HasMain {
+		return launchTable{tl: tl}
+	}
 	pid := tl.Tracks[ix.Main].PID
-	out := launchTable(hugepage.Make[launch](0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset]))
+	out := hugepage.Make[launch](0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset])
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() || e.Link < 0 {
@@ -38,39 +42,44 @@ func (ix *Index) mainLaunches() launchTable {
 		if tl.Tracks[c.Track].PID != pid {
 			continue
 		}
-		out = append(out, launch{call: c.Start, start: e.Start, end: e.End})
+		out = append(out, launch{call: c.Start, work: int32(i)})
 	}
+	// Only the order of the calls matters (within cuts by call; span takes
+	// the extremes); ties keep the timeline's order.
 	byCall := func(a, b launch) int {
-		switch {
-		case a.call != b.call:
+		if a.call != b.call {
 			return cmp.Compare(a.call, b.call)
-		case a.start != b.start:
-			return cmp.Compare(a.start, b.start)
 		}
-		return cmp.Compare(a.end, b.end)
+		return cmp.Compare(a.work, b.work)
 	}
 	if !slices.IsSortedFunc(out, byCall) { // one stream's work is in call order already
 		slices.SortFunc(out, byCall)
 	}
-	return out
+	return launchTable{tl: tl, l: out}
 }
+
+// len is the number of launches in lt.
+func (lt launchTable) len() int { return len(lt.l) }
 
 // within returns the launches whose call began in [lo, hi).
 func (lt launchTable) within(lo, hi int64) launchTable {
-	i := sort.Search(len(lt), func(k int) bool { return lt[k].call >= lo })
-	j := sort.Search(len(lt), func(k int) bool { return lt[k].call >= hi })
-	return lt[i:j]
+	l := lt.l
+	i := sort.Search(len(l), func(k int) bool { return l[k].call >= lo })
+	j := sort.Search(len(l), func(k int) bool { return l[k].call >= hi })
+	return launchTable{tl: lt.tl, l: l[i:j]}
 }
 
 // span is the first start and last end of the work in lt; ok is false when
 // lt is empty.
 func (lt launchTable) span() (first, last int64, ok bool) {
-	if len(lt) == 0 {
+	if len(lt.l) == 0 {
 		return 0, 0, false
 	}
-	first, last = lt[0].start, lt[0].end
-	for _, l := range lt[1:] {
-		first, last = min(first, l.start), max(last, l.end)
+	ev := lt.tl.Events
+	first, last = ev[lt.l[0].work].Start, ev[lt.l[0].work].End
+	for _, l := range lt.l[1:] {
+		e := &ev[l.work]
+		first, last = min(first, e.Start), max(last, e.End)
 	}
 	return first, last, true
 }
@@ -79,6 +88,15 @@ func (lt launchTable) span() (first, last int64, ok bool) {
 func (lt launchTable) firstWork() (int64, bool) {
 	f, _, ok := lt.span()
 	return f, ok
+}
+
+// LaunchCalls is LaunchCalls of track t, kept from New where New needed
+// it (the threads with repeated ranges), computed otherwise.
+func (ix *Index) LaunchCalls(t timeline.TrackID) []int64 {
+	if c, ok := ix.launchCalls[t]; ok {
+		return c
+	}
+	return LaunchCalls(ix.TL, t)
 }
 
 // LaunchCalls returns the sorted start times of host track t's API calls

@@ -26,7 +26,7 @@ const (
 // ProfilerStep after the loop ended): only ranges that launch GPU work are
 // steps.
 func (ix *Index) dropIdleSteps(steps []Step) []Step {
-	return slices.DeleteFunc(steps, func(s Step) bool { return len(ix.launches.within(s.Start, s.End)) == 0 })
+	return slices.DeleteFunc(steps, func(s Step) bool { return ix.launches.within(s.Start, s.End).len() == 0 })
 }
 
 // paceByGPU re-cuts host steps by the GPU work each launched when the GPU

@@ -111,7 +111,7 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 	for i := range counts {
 		counts[i] = map[timeline.NameID]int{}
 	}
-	th := &Thread{tl: tl, launches: index.LaunchCalls(tl, t), ranges: make([]int32, 0, nRanges), ops: make([]int32, 0, nOps)}
+	th := &Thread{tl: tl, launches: c.ix.LaunchCalls(t), ranges: make([]int32, 0, nRanges), ops: make([]int32, 0, nOps)}
 	for _, i := range evs {
 		e := &tl.Events[i]
 		cause, isCopy := c.cause(e)
