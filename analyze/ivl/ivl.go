@@ -343,6 +343,25 @@ func (s Set) Gaps(lo, hi int64) Set {
 	return Set{{lo, hi}}.Subtract(s.Clip(lo, hi))
 }
 
+// Cursor answers Contains for instants that never decrease (events taken
+// in time order) by walking the set once instead of a binary search per
+// instant.
+type Cursor struct {
+	s Set
+	i int
+}
+
+// Cursor returns a Cursor at the start of s.
+func (s Set) Cursor() Cursor { return Cursor{s: s} }
+
+// Contains is s.Contains(t), for t no smaller than the last one asked.
+func (c *Cursor) Contains(t int64) bool {
+	for c.i < len(c.s) && c.s[c.i].End <= t {
+		c.i++
+	}
+	return c.i < len(c.s) && c.s[c.i].Start <= t
+}
+
 // first is the index of the first interval that ends after t.
 func (s Set) first(t int64) int {
 	return sort.Search(len(s), func(i int) bool { return s[i].End > t })

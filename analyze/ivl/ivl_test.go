@@ -230,3 +230,18 @@ func BenchmarkLayers(b *testing.B) {
 		}
 	})
 }
+
+// TestCursorMatchesContains asks a Cursor about non-decreasing instants,
+// some skipped, and compares with Contains.
+func TestCursorMatchesContains(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 13))
+	for trial := range 2000 {
+		s := Union(randomSet(r, r.IntN(15), 200))
+		c := s.Cursor()
+		for at := int64(-5); at < 230; at += int64(r.IntN(4)) {
+			if got, want := c.Contains(at), s.Contains(at); got != want {
+				t.Fatalf("trial %d: Contains(%d) = %v, want %v (%v)", trial, at, got, want, s)
+			}
+		}
+	}
+}

@@ -43,9 +43,10 @@ func run(p *analyze.Pass) (any, error) {
 	var copies []ivl.Interval
 	var idx []int32
 	copyStreams := map[timeline.TrackID]bool{}
+	steady := ix.SteadySet.Cursor() // events come in order of start
 	for i := range tl.Events {
 		e := &tl.Events[i]
-		if !index.HostCopy(e) || !ix.OnDevices(e) || !ix.InSteady(e.Start) || e.Dur() == 0 {
+		if !index.HostCopy(e) || !ix.OnDevices(e) || !steady.Contains(e.Start) || e.Dur() == 0 {
 			continue
 		}
 		copies = append(copies, ivl.Interval{Start: e.Start, End: e.End})

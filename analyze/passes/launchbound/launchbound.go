@@ -99,9 +99,10 @@ func run(p *analyze.Pass) (any, error) {
 	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
 	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
 	graph := 0
+	steady := ix.SteadySet.Cursor() // events come in order of start
 	for i := range tl.Events {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !steady.Contains(e.Start) {
 			continue
 		}
 		if e.Has(timeline.FlagGraph) {
