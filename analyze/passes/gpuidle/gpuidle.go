@@ -12,6 +12,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -54,7 +55,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	// Kernels on the analysed devices in start order, to find the work
 	// that ends each gap.
-	kernels := make([]int32, 0, ix.Count[timeline.KindKernel])
+	kernels := hugepage.Make[int32](0, ix.Count[timeline.KindKernel])
 	for i := range tl.Events {
 		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) {
 			kernels = append(kernels, int32(i))

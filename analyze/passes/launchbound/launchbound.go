@@ -10,6 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
+	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -96,8 +97,8 @@ func run(p *analyze.Pass) (any, error) {
 	tl := p.Timeline
 	// ks are the short-kernel candidates: kernels of steady steps, each
 	// launched by its own call (graph replays excluded).
-	ks := make([]int32, 0, ix.Count[timeline.KindKernel])
-	durs := make([]int64, 0, ix.Count[timeline.KindKernel])
+	ks := hugepage.Make[int32](0, ix.Count[timeline.KindKernel]) // huge pages: fresh memory faults in 2 MB at a time
+	durs := hugepage.Make[int64](0, ix.Count[timeline.KindKernel])
 	graph := 0
 	steady := ix.SteadySet.Cursor() // events come in order of start
 	for i := range tl.Events {
