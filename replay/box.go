@@ -33,6 +33,11 @@ type Box struct {
 	// a CUDA graph of the step's kernels, in ns: the replay's floor for
 	// each of them, beside the trace's Launches.KernelNS.
 	KernelNS int64 `json:"kernel_ns,omitempty"`
+	// KernelFloorNS is one empty kernel's GPU time here, back to back in
+	// the same graph, in ns: what any kernel costs on this GPU at the
+	// least, taken out of each replayed kernel's spin (the trace's
+	// kernel duration already holds it).
+	KernelFloorNS int64 `json:"kernel_floor_ns,omitempty"`
 }
 
 // kernelNote says when the shortest kernels this replay launches take
@@ -43,9 +48,13 @@ func kernelNote(box *Box, l *Launches) string {
 		return ""
 	}
 	x := float64(box.KernelNS) / float64(l.KernelNS)
-	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels: "+
+	why := ""
+	if box.KernelFloorNS >= l.KernelNS {
+		why = fmt.Sprintf(" (an empty kernel takes %s here: the trace's kernels are shorter than any kernel this GPU runs back to back)", units.Dur(box.KernelFloorNS))
+	}
+	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels%s: "+
 		"the launch phase's GPU time replays %.1fx the trace's, and a cuda-graph step bound by its kernels replays slower than a graph of the real kernels would run",
-		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, x)
+		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, why, x)
 }
 
 // BoxReps is how many times each kind of copy is timed.

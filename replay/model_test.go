@@ -216,17 +216,17 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (5*time.Microsecond + kernelOverhead).Nanoseconds()
-	if box == nil || box.KernelNS != want || box.Bytes != 0 || box.PageableGBps != 0 {
-		t.Fatalf("box %+v, want kernel %d ns and no copies", box, want)
+	if box == nil || box.KernelNS != 5_000 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.Bytes != 0 || box.PageableGBps != 0 {
+		t.Fatalf("box %+v, want kernel 5000 ns, floor %v and no copies", box, kernelOverhead)
 	}
 	rep := NewReport(p, "fake", true, 2, box)
-	found := false
 	for _, n := range rep.Notes {
-		found = found || strings.Contains(n, "launch-bound kernel takes 7.00 µs here")
+		if strings.Contains(n, "launch-bound kernel takes") {
+			t.Errorf("kernels replayed at the trace's duration noted: %q", n)
+		}
 	}
-	if !found {
-		t.Errorf("notes %q lack the kernel floor", rep.Notes)
+	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000}, p.Step.Launches); !strings.Contains(n, "launch-bound kernel takes 7.00 µs here") || strings.Contains(n, "empty kernel") {
+		t.Errorf("a kernel 40 %% above the trace's, over the floor: note %q", n)
 	}
 	if n := kernelNote(&Box{KernelNS: 5_500}, p.Step.Launches); n != "" {
 		t.Errorf("a kernel 10 %% above the trace's noted: %q", n)
