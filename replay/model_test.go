@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -221,9 +222,21 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	}
 	rep := NewReport(p, "fake", true, 2, box)
 	for _, n := range rep.Notes {
-		if strings.Contains(n, "launch-bound kernel takes") {
-			t.Errorf("kernels replayed at the trace's duration noted: %q", n)
+		if strings.Contains(n, "launch-bound kernel takes") || strings.HasPrefix(n, "cuda-graph:") {
+			t.Errorf("kernels replayed at the trace's duration, no graph variant, noted: %q", n)
 		}
+	}
+	// With the cuda-graph variant the report says what its graph cannot match.
+	g := launchPlan()
+	if err := g.Select("cuda-graph"); err != nil {
+		t.Fatal(err)
+	}
+	if box, err = Run(context.Background(), newFake(), g, Options{Steps: 2, Warmup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := "cuda-graph: each of the 50 replayed kernels takes 5.00 µs back to back here (it spins for the trace's 5.00 µs less this GPU's empty-kernel floor of 2.00 µs)"
+	if rep := NewReport(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notes %q lack %q", rep.Notes, want)
 	}
 	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000}, p.Step.Launches); !strings.Contains(n, "launch-bound kernel takes 7.00 µs here") || strings.Contains(n, "empty kernel") {
 		t.Errorf("a kernel 40 %% above the trace's, over the floor: note %q", n)
