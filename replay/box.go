@@ -30,9 +30,10 @@ type Box struct {
 	// unmapped). Both best of 2, in ns.
 	BuildNS int64 `json:"build_ns,omitempty"`
 	UnmapNS int64 `json:"unmap_ns,omitempty"`
-	// KernelNS is one launch-bound kernel's GPU time here, back to back in
-	// a CUDA graph of the step's kernels, in ns: the replay's floor for
-	// each of them, beside the trace's Launches.KernelNS.
+	// KernelNS is one replayed launch-bound kernel's GPU time here, back
+	// to back in a CUDA graph of the step's kernels, in ns: what each of
+	// them counts for in the replayed GPU time, beside the trace's
+	// Launches.KernelNS.
 	KernelNS int64 `json:"kernel_ns,omitempty"`
 	// KernelFloorNS is one empty kernel's GPU time here, back to back in
 	// the same graph, in ns: what any kernel costs on this GPU at the
