@@ -146,6 +146,10 @@ type Index struct {
 	Buckets [NumBuckets]ivl.Set
 	// Count is the number of events of each kind, to size slices.
 	Count [timeline.NumKinds]int
+	// DeviceWork lists the GPU work (kernels, copies, memsets) on Devices
+	// as indices in TL.Events, in the timeline's order: analyzers that
+	// look at GPU work walk it instead of every event.
+	DeviceWork []int32
 	// KernelStreams are the GPU tracks that run kernels (any device).
 	KernelStreams map[timeline.TrackID]bool
 
@@ -299,6 +303,7 @@ func (ix *Index) buildSets() {
 	nk, nc, nm := ix.Count[timeline.KindKernel], ix.Count[timeline.KindMemcpy], ix.Count[timeline.KindMemset]
 	k, c, w := hugepage.Make[ivl.Interval](0, nk), hugepage.Make[ivl.Interval](0, nc), hugepage.Make[ivl.Interval](0, nk+nc+nm)
 	kernelStream := make([]bool, len(tl.Tracks))
+	ix.DeviceWork = hugepage.Make[int32](0, nk+nc+nm)
 	var comm []ivl.Interval
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -314,6 +319,7 @@ func (ix *Index) buildSets() {
 		if !ix.OnDevices(e) {
 			continue
 		}
+		ix.DeviceWork = append(ix.DeviceWork, int32(i))
 		iv := ivl.Interval{Start: e.Start, End: e.End}
 		w = append(w, iv)
 		switch {

@@ -144,8 +144,8 @@ func (ix *Index) captureWhy() string {
 	}
 	capture := ivl.Union(spans).OverlapLen(steady)
 	kernels := 0
-	for i := range ix.TL.Events {
-		if e := &ix.TL.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) && steady.Contains(e.Start) {
+	for _, i := range ix.DeviceWork {
+		if e := &ix.TL.Events[i]; e.Kind == timeline.KindKernel && steady.Contains(e.Start) {
 			kernels++
 		}
 	}
@@ -372,13 +372,13 @@ func (ix *Index) repeatedRun(lo, hi int64) (start, end int64, ok, kernel bool) {
 	tl := ix.TL
 	var all []int32
 	perStream := map[timeline.TrackID][]int32{}
-	for i := range tl.Events {
+	for _, i := range ix.DeviceWork {
 		e := &tl.Events[i]
-		if !e.Kind.IsGPUWork() || e.Start < lo || e.Start >= hi || !ix.OnDevices(e) {
+		if e.Start < lo || e.Start >= hi {
 			continue
 		}
-		all = append(all, int32(i))
-		perStream[e.Track] = append(perStream[e.Track], int32(i))
+		all = append(all, i)
+		perStream[e.Track] = append(perStream[e.Track], i)
 	}
 	best := int64(-1)
 	consider := func(items []int32) {

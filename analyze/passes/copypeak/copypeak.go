@@ -60,9 +60,9 @@ func run(p *analyze.Pass) (any, error) {
 	dirs := map[timeline.CopyKind]*dir{}
 	var all []ivl.Interval
 	var cands []analyze.Candidate
-	for i := range tl.Events {
+	for _, i := range ix.DeviceWork {
 		e := &tl.Events[i]
-		if !index.HostCopy(e) || e.Bytes < index.PinnedRefMinBytes || e.Dur() == 0 || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+		if !index.HostCopy(e) || e.Bytes < index.PinnedRefMinBytes || e.Dur() == 0 || !ix.InSteady(e.Start) {
 			continue
 		}
 		d := dirs[e.Copy]

@@ -44,9 +44,9 @@ func run(p *analyze.Pass) (any, error) {
 	var idx []int32
 	copyStreams := map[timeline.TrackID]bool{}
 	steady := ix.SteadySet.Cursor() // events come in order of start
-	for i := range tl.Events {
+	for _, i := range ix.DeviceWork {
 		e := &tl.Events[i]
-		if !index.HostCopy(e) || !ix.OnDevices(e) || !steady.Contains(e.Start) || e.Dur() == 0 {
+		if !index.HostCopy(e) || !steady.Contains(e.Start) || e.Dur() == 0 {
 			continue
 		}
 		copies = append(copies, ivl.Interval{Start: e.Start, End: e.End})

@@ -12,7 +12,6 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
-	"github.com/traceaudit/traceaudit/internal/hugepage"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -46,20 +45,11 @@ const DispatchGapNS = 1_000_000
 
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
-	tl := p.Timeline
 	// The idle time is the steady steps less the kernels: |S| - |S ∩ K|;
 	// its gaps are visited without building the set.
 	total := ix.SteadySet.Len() - ix.SteadySet.OverlapLen(ix.AnyKernel)
 	if total == 0 {
 		return nil, nil
-	}
-	// Kernels on the analysed devices in start order, to find the work
-	// that ends each gap.
-	kernels := hugepage.Make[int32](0, ix.Count[timeline.KindKernel])
-	for i := range tl.Events {
-		if e := &tl.Events[i]; e.Kind == timeline.KindKernel && ix.OnDevices(e) {
-			kernels = append(kernels, int32(i))
-		}
 	}
 	acts := hostact.NewCache(ix)
 	t := newTally()
@@ -68,7 +58,7 @@ func run(p *analyze.Pass) (any, error) {
 		if g.Len() < p.Config.MinGapNS {
 			continue
 		}
-		thread, hasThread, track := launcher(ix, kernels, g.End)
+		thread, hasThread, track := launcher(ix, g.End)
 		var th *hostact.Thread
 		var split hostact.Split
 		if hasThread {
@@ -138,12 +128,18 @@ func run(p *analyze.Pass) (any, error) {
 // launcher finds the host thread that launched the first kernel starting
 // at or after end (the work that ended a gap), and the kernel's stream; the
 // main thread when no kernel or launch is known.
-func launcher(ix *index.Index, kernels []int32, end int64) (thread timeline.TrackID, ok bool, gpuTrack string) {
+func launcher(ix *index.Index, end int64) (thread timeline.TrackID, ok bool, gpuTrack string) {
 	tl := ix.TL
 	thread, ok = ix.Main, ix.HasMain
-	k := sort.Search(len(kernels), func(i int) bool { return tl.Events[kernels[i]].Start >= end })
-	if k < len(kernels) {
-		e := &tl.Events[kernels[k]]
+	// The device work is in start order: the first kernel at or after end
+	// is the first kernel from the first work at or after end.
+	work := ix.DeviceWork
+	k := sort.Search(len(work), func(i int) bool { return tl.Events[work[i]].Start >= end })
+	for k < len(work) && tl.Events[work[k]].Kind != timeline.KindKernel {
+		k++
+	}
+	if k < len(work) {
+		e := &tl.Events[work[k]]
 		gpuTrack = ix.Label(e.Track)
 		if e.Link >= 0 {
 			thread, ok = tl.Events[e.Link].Track, true

@@ -101,9 +101,9 @@ func run(p *analyze.Pass) (any, error) {
 	durs := hugepage.Make[int64](0, ix.Count[timeline.KindKernel])
 	graph := 0
 	steady := ix.SteadySet.Cursor() // events come in order of start
-	for i := range tl.Events {
+	for _, i := range ix.DeviceWork {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !ix.OnDevices(e) || !steady.Contains(e.Start) {
+		if e.Kind != timeline.KindKernel || e.Has(timeline.FlagComm) || !steady.Contains(e.Start) {
 			continue
 		}
 		if e.Has(timeline.FlagGraph) {
@@ -113,7 +113,7 @@ func run(p *analyze.Pass) (any, error) {
 		if e.Link < 0 || tl.Events[e.Link].API != timeline.APILaunch {
 			continue
 		}
-		ks = append(ks, int32(i))
+		ks = append(ks, i)
 		durs = append(durs, e.Dur())
 	}
 	steps := max(len(ix.Steady), 1)

@@ -63,9 +63,9 @@ func run(p *analyze.Pass) (any, error) {
 		pageable bool
 	}
 	var list []flagged
-	for i := range tl.Events {
+	for _, i := range ix.DeviceWork {
 		e := &tl.Events[i]
-		if e.Kind != timeline.KindMemcpy || e.Bytes <= MinBytes || !ix.OnDevices(e) || !ix.InSteady(e.Start) {
+		if e.Kind != timeline.KindMemcpy || e.Bytes <= MinBytes || !ix.InSteady(e.Start) {
 			continue
 		}
 		pg := index.HostCopy(e) && index.PageableSide(e)
