@@ -193,7 +193,7 @@ func (p *Plan) prefetchWorkers() int {
 }
 
 // Build makes the plan of a trace from its analysis.
-func Build(r *audit.Report) (*Plan, error) {
+func Build(r *audit.Analysis) (*Plan, error) {
 	ix, tl := r.Index, r.Timeline
 	if ix == nil || tl == nil {
 		return nil, fmt.Errorf("the report of %s has no timeline", r.File)
@@ -415,7 +415,7 @@ func traceGBps(copies []Copy) TraceGBps {
 }
 
 // findingOf is the finding with the given ID at or above min, or nil.
-func findingOf(r *audit.Report, id string, min analyze.Severity) *analyze.Finding {
+func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].ID == id && r.Findings[i].Severity >= min {
 			return &r.Findings[i]

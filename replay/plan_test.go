@@ -122,7 +122,7 @@ func TestR0PlanFigures(t *testing.T) {
 	}
 }
 
-func report(t *testing.T, path string) *audit.Report {
+func report(t *testing.T, path string) *audit.Analysis {
 	t.Helper()
 	return auditOf(t, path)
 }
@@ -181,7 +181,7 @@ func launchBoundTimeline(t *testing.T, pin bool) *timeline.Timeline {
 	return b.Build(t)
 }
 
-func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Report) {
+func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Analysis) {
 	t.Helper()
 	r, err := audit.Run(tl, analyze.DefaultConfig())
 	if err != nil {

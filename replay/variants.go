@@ -190,7 +190,7 @@ func fixVariant(name string, p *Plan) Variant {
 // variants plans observed, one variant per finding that a replay can fix
 // (at warning or above, or any severity for launch-bound and sync-api),
 // and all when there is more than one fix.
-func variants(r *audit.Report, p *Plan) []Variant {
+func variants(r *audit.Analysis, p *Plan) []Variant {
 	if f := findingOf(r, dataloader.Analyzer.ID, analyze.SeverityWarning); f != nil {
 		if d, ok := dataloader.DetailOf(f); ok && d.Workers > 0 {
 			p.workers = d.Workers // the count the finding recommends
@@ -220,7 +220,7 @@ func variants(r *audit.Report, p *Plan) []Variant {
 // split: prefetching removes the data bucket, pinned copies the copy
 // bucket, reusing buffers the os bucket; a CUDA graph and dropping the
 // syncs remove what their findings counted (other-bucket time).
-func predictAll(r *audit.Report, s Setup, planned []*analyze.Finding) float64 {
+func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 {
 	b := r.Steps.BreakdownNS
 	step := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
 	saved := int64(0)

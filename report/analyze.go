@@ -17,7 +17,7 @@ const textWidth = 100
 // analyzeText writes the terminal report: verdict first, then the step
 // split, then findings by wasted time with fix, code and evidence, then what
 // the input could not show.
-func analyzeText(p *printer, r *audit.Report) {
+func analyzeText(p *printer, r *audit.Analysis) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	p.line("%s", r.Verdict)
 	p.line("")
@@ -74,7 +74,7 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 }
 
 // notObservableText lists what the trace could not show.
-func notObservableText(p *printer, r *audit.Report) {
+func notObservableText(p *printer, r *audit.Analysis) {
 	if len(r.NotObservable) == 0 {
 		return
 	}
@@ -120,7 +120,7 @@ func stepsSummary(s audit.Steps, esc func(string) string) string {
 	return out
 }
 
-func writeStepsText(p *printer, r *audit.Report) {
+func writeStepsText(p *printer, r *audit.Analysis) {
 	p.line("steps: %s", stepsSummary(r.Steps, func(s string) string { return s }))
 	b := r.Steps.BreakdownNS
 	total := b.Total()
@@ -147,11 +147,11 @@ func writeStepsText(p *printer, r *audit.Report) {
 
 // HasComm reports whether the run shows collective communication: reports
 // show the comm bucket only then.
-func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
+func HasComm(r *audit.Analysis) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
 
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.
-func windowStart(r *audit.Report) int64 { return r.WindowStartNS }
+func windowStart(r *audit.Analysis) int64 { return r.WindowStartNS }
 
 // at formats an offset from the start of the trace: "+1.234 s" ("-0.045 s"
 // for a peer's time before this rank's trace began).
@@ -185,7 +185,7 @@ func wrap(s string, width int) []string {
 }
 
 // MaxSeverity is the highest severity among the reports' findings.
-func MaxSeverity(reports ...*audit.Report) analyze.Severity {
+func MaxSeverity(reports ...*audit.Analysis) analyze.Severity {
 	m := analyze.SeverityNone
 	for _, r := range reports {
 		for _, f := range r.Findings {

@@ -151,7 +151,7 @@ func (w *traceWriter) slice(pid, tid int64, name, cat string, start, end int64, 
 
 // steadyWindow is the span of the steady steps (the whole trace when there
 // are none).
-func steadyWindow(r *audit.Report) (lo, hi int64) {
+func steadyWindow(r *audit.Analysis) (lo, hi int64) {
 	lo, hi = r.Timeline.Span()
 	first := true
 	for _, s := range r.Steps.PerStep {
@@ -168,7 +168,7 @@ func steadyWindow(r *audit.Report) (lo, hi int64) {
 
 // renderChromeTrace writes the annotated Chrome trace of an analyze report.
 func renderChromeTrace(w io.Writer, doc any, _ Options) error {
-	r, ok := doc.(*audit.Report)
+	r, ok := doc.(*audit.Analysis)
 	if !ok {
 		return unsupported(ChromeTrace, doc)
 	}

@@ -69,7 +69,7 @@ func FuzzRenderers(f *testing.F) {
 			t.Fatal(err)
 		}
 		d := compare.Compare(r, r)
-		for _, doc := range []any{r, []*audit.Report{r, r}, d} {
+		for _, doc := range []any{r, []*audit.Analysis{r, r}, d} {
 			for _, f := range []Format{Text, Markdown, JSON, HTML, ChromeTrace} {
 				var buf bytes.Buffer
 				err := Render(&buf, f, doc, Options{Command: "x"})

@@ -80,7 +80,7 @@ type htmlNote struct{ ID, Text string }
 func renderHTML(w io.Writer, doc any, o Options) error {
 	var pg htmlPage
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		pg = analyzeHTML(d)
 	case *compare.Diff:
 		pg = diffHTML(d)
@@ -165,7 +165,7 @@ func inlineSVG(b []byte) (template.HTML, error) {
 }
 
 // worstClass is the CSS class of the report's worst severity.
-func worstClass(r *audit.Report) string {
+func worstClass(r *audit.Analysis) string {
 	if m := MaxSeverity(r); m > 0 {
 		return m.String()
 	}
@@ -177,7 +177,7 @@ func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
 
-func analyzeHTML(r *audit.Report) htmlPage {
+func analyzeHTML(r *audit.Analysis) htmlPage {
 	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
 	s := r.Steps
@@ -280,7 +280,7 @@ func jobHTML(j *job.Report) htmlPage {
 		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
 	for _, r := range j.Ranks {
 		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
-			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Report))}}
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			row.Cells[0].Text += " (straggler)"
 			row.Class = "total"

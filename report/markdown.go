@@ -13,7 +13,7 @@ import (
 // analyzeMarkdown writes a report that reads well on GitHub: verdict,
 // findings table, per-step split, each finding's fix and code, plots, what
 // the trace could not show, and the command that produced it.
-func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
+func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	p.line("## traceaudit: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	p.line("**%s**", mdEscape(r.Verdict))
@@ -48,7 +48,7 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 }
 
 // findingsTable is the one-line-per-finding summary table.
-func findingsTable(p *printer, r *audit.Report) {
+func findingsTable(p *printer, r *audit.Analysis) {
 	if len(r.Findings) == 0 {
 		p.line("No findings: nothing starves the GPU beyond the info threshold.")
 		return
@@ -116,7 +116,7 @@ func mdCommand(p *printer, command string) {
 	}
 }
 
-func writeStepTable(p *printer, r *audit.Report) {
+func writeStepTable(p *printer, r *audit.Analysis) {
 	if len(r.Steps.PerStep) == 0 {
 		return
 	}

@@ -115,7 +115,7 @@ func niceMax(x float64) float64 {
 // analyzeCharts are the Mermaid charts of an analyze report: where the
 // mean steady step goes (a pie of the two-clock split), and the wasted
 // time per step of each finding that wastes any.
-func analyzeCharts(r *audit.Report) [][]string {
+func analyzeCharts(r *audit.Analysis) [][]string {
 	var charts [][]string
 	b := r.Steps.BreakdownNS
 	step := b.Total()

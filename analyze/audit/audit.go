@@ -15,9 +15,11 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// Report is the `traceaudit analyze --format json` object. Fields may be
-// added, never renamed.
-type Report struct {
+// Analysis is the `traceaudit analyze --format json` object: the result of
+// analysing one timeline. (The verb is analyze.Pass.Report, by which an
+// analyzer records a finding; the package rendering documents is report.)
+// Fields may be added, never renamed.
+type Analysis struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	// WindowNS spans all events of the input, from WindowStartNS (on the
@@ -132,12 +134,12 @@ func (b Breakdown) Index() index.Breakdown {
 func (b Breakdown) Total() int64 { return b.Index().Total() }
 
 // Run analyzes tl with the default suite.
-func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Report, error) {
+func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Analysis, error) {
 	return RunWith(tl, cfg, suite.Default)
 }
 
 // RunWith analyzes tl with the given analyzers.
-func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Report, error) {
+func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Analysis, error) {
 	if cfg == nil {
 		cfg = analyze.DefaultConfig()
 	}
@@ -148,7 +150,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	ix := res.ResultOf[index.Analyzer].(*index.Index)
 	lo, hi := tl.Span()
-	r := &Report{
+	r := &Analysis{
 		File: tl.Source.Path, Format: tl.Source.Format,
 		WindowNS: hi - lo, WindowStartNS: lo, SteadyWindowNS: ix.SteadyNS,
 		Findings: res.Findings, NotObservable: res.NotObservable,

@@ -14,7 +14,7 @@ import (
 
 const ms, us = tt.Ms, tt.Us
 
-func run(t *testing.T, tl *timeline.Timeline) *Report {
+func run(t *testing.T, tl *timeline.Timeline) *Analysis {
 	t.Helper()
 	r, err := Run(tl, analyze.DefaultConfig())
 	if err != nil {
@@ -23,7 +23,7 @@ func run(t *testing.T, tl *timeline.Timeline) *Report {
 	return r
 }
 
-func finding(r *Report, id string) *analyze.Finding {
+func finding(r *Analysis, id string) *analyze.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].ID == id {
 			return &r.Findings[i]
@@ -32,7 +32,7 @@ func finding(r *Report, id string) *analyze.Finding {
 	return nil
 }
 
-func notObservable(r *Report, id string) string {
+func notObservable(r *Analysis, id string) string {
 	for _, n := range r.NotObservable {
 		if n.ID == id {
 			return n.Why

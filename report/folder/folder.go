@@ -82,7 +82,7 @@ func files(doc any) []file {
 	switch doc.(type) {
 	case *compare.JobDiff, *audit.Batch:
 		return out // several reports: report.md and report.json hold them all
-	case *audit.Report:
+	case *audit.Analysis:
 		out = append(out, file{"annotated.json", report.ChromeTrace})
 	}
 	return append(out, file{"report.html", report.HTML})
@@ -92,7 +92,7 @@ func files(doc any) []file {
 func figures(doc any) ([]*plot.Figure, error) {
 	var build []func() (*plot.Figure, error)
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		return plot.Analyze(d)
 	case *compare.Diff:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })

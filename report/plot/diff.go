@@ -18,7 +18,7 @@ import (
 // stacked bars of the two-clock split, with the step speedup (before's
 // median step over after's, as `traceaudit diff` computes it) in the title.
 // It needs only the reports' JSON fields.
-func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
+func NewStepsDiff(before, after *audit.Analysis) (*Figure, error) {
 	if before == nil || after == nil {
 		return nil, errors.New("plot steps-diff: need both reports")
 	}
@@ -31,7 +31,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 		units.Dur(before.Steps.MedianNS), units.Dur(after.Steps.MedianNS))
 	side := []struct {
 		name string
-		r    *audit.Report
+		r    *audit.Analysis
 	}{{"before", before}, {"after", after}}
 	var tallest int64
 	for _, s := range side {

@@ -29,7 +29,7 @@ func severityColor(s analyze.Severity) color.NRGBA {
 // steady step, coloured by severity, labelled with its ID on the axis and
 // its share and estimated speedup at the bar's end, against the median
 // steady step. Without findings the plot says so.
-func NewFindings(r *audit.Report) (*Figure, error) {
+func NewFindings(r *audit.Analysis) (*Figure, error) {
 	f := newFigure("findings", "Wasted time per steady step, by finding")
 	fs := r.Findings
 	if len(fs) == 0 {

@@ -210,8 +210,8 @@ var ErrNoTimeline = errors.New("plot: the report has no timeline (read from JSON
 
 // Analyze builds the four figures of an analyze report: timeline,
 // utilization, steps and findings, in that order.
-func Analyze(r *audit.Report) ([]*Figure, error) {
-	build := []func(*audit.Report) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings}
+func Analyze(r *audit.Analysis) ([]*Figure, error) {
+	build := []func(*audit.Analysis) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings}
 	out := make([]*Figure, 0, len(build))
 	for _, b := range build {
 		f, err := b(r)

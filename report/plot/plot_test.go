@@ -20,7 +20,7 @@ const ms, us = tt.Ms, tt.Us
 // step, then 100 ms steps of 60 ms DataLoader wait, a 10 ms pageable copy,
 // a 2 ms munmap, 27 ms of kernels (one launched by an autograd thread) and
 // a 1 ms stream synchronisation.
-func inputBound(t *testing.T) *audit.Report {
+func inputBound(t *testing.T) *audit.Analysis {
 	t.Helper()
 	b := tt.New()
 	h := b.Thread(1, 1, "python")

@@ -14,10 +14,10 @@ import (
 func twoRanks() *job.Report {
 	rank := func(r int, b audit.Breakdown, wait int64) *job.Rank {
 		n, dev, pid := r, int64(r), int64(100+r)
-		rep := &audit.Report{Identity: audit.Identity{Rank: &n, Device: &dev, PID: &pid}}
+		rep := &audit.Analysis{Identity: audit.Identity{Rank: &n, Device: &dev, PID: &pid}}
 		rep.Steps.BreakdownNS = b
 		rep.Steps.MedianNS = b.Total()
-		return &job.Rank{Report: rep, WaitNSPerStep: wait}
+		return &job.Rank{Analysis: rep, WaitNSPerStep: wait}
 	}
 	return &job.Report{
 		Job: job.Summary{Ranks: 2, Verdict: "input-bound: 60 % of each step waits for data",

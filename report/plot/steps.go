@@ -78,7 +78,7 @@ func verdictHead(v string) string {
 // exposed copy, sync, munmap/OS, data wait, other), the start-up step
 // and the loop's last step when excluded as tear-down hatched and labelled
 // as excluded, with the median steady step marked.
-func NewSteps(r *audit.Report) (*Figure, error) {
+func NewSteps(r *audit.Analysis) (*Figure, error) {
 	steps := r.Steps.PerStep
 	f := newFigure("steps", fmt.Sprintf("Where each step's time goes (%s)", verdictHead(r.Verdict)))
 	if len(steps) == 0 {

@@ -43,7 +43,7 @@ func binBusy(s ivl.Set, lo, hi int64, n int) busySeries {
 
 // NewUtilization draws the GPU's kernel and copy busy shares over the
 // steady window, in utilBins bins, with step boundaries and the means.
-func NewUtilization(r *audit.Report) (*Figure, error) {
+func NewUtilization(r *audit.Analysis) (*Figure, error) {
 	if r.Index == nil || r.Timeline == nil {
 		return nil, ErrNoTimeline
 	}
