@@ -220,7 +220,7 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if box == nil || box.KernelNS != want || box.Bytes != 0 || box.PageableGBps != 0 {
 		t.Fatalf("box %+v, want kernel %d ns and no copies", box, want)
 	}
-	rep := NewReport(p, "fake", true, 2, box)
+	rep := NewResult(p, "fake", true, 2, box)
 	found := false
 	for _, n := range rep.Notes {
 		found = found || strings.Contains(n, "launch-bound kernel takes 7.00 µs here")

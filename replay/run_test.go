@@ -349,7 +349,7 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 	if box == nil || box.Bytes != 1<<20 || box.PageableGBps < 5.5 || box.PageableGBps > 6.5 || box.PinnedGBps < 50 || box.PinnedGBps > 60 {
 		t.Errorf("box %+v", box)
 	}
-	rep := NewReport(p, f.Device(), true, 3, box)
+	rep := NewResult(p, f.Device(), true, 3, box)
 	if rep.Fidelity == nil || rep.Fidelity.Step <= 0 || rep.Fidelity.GPU <= 0 || rep.Box != box || rep.StepStat != "mean" {
 		t.Errorf("report %+v", rep)
 	}

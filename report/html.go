@@ -84,7 +84,7 @@ func renderHTML(w io.Writer, doc any, o Options) error {
 		pg = analyzeHTML(d)
 	case *compare.Diff:
 		pg = diffHTML(d)
-	case *replay.Report:
+	case *replay.Result:
 		pg = replayHTML(d)
 	case *job.Report:
 		pg = jobHTML(d)
@@ -326,7 +326,7 @@ func diffHTML(d *compare.Diff) htmlPage {
 	return pg
 }
 
-func replayHTML(r *replay.Report) htmlPage {
+func replayHTML(r *replay.Result) htmlPage {
 	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
 	if r.DryRun {
 		pg.Sub = []string{"Dry run: the plan only, nothing was run."}

@@ -165,7 +165,7 @@ func diffCharts(d *compare.Diff) [][]string {
 
 // replayCharts show the measured mean step of each variant, the figure
 // the replay's speedups compare (none in a dry run).
-func replayCharts(r *replay.Report) [][]string {
+func replayCharts(r *replay.Result) [][]string {
 	if r.DryRun || len(r.Variants) == 0 {
 		return nil
 	}

@@ -68,7 +68,7 @@ var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, 
 // Render writes doc in format f, the one entry point of every renderer.
 // Documents are *audit.Analysis, []*audit.Analysis (several traces),
 // *audit.Batch (a batch), *job.Report (a job), *compare.Diff,
-// *compare.JobDiff, *replay.Report, *stats.Stats and *stats.Table. Text and
+// *compare.JobDiff, *replay.Result, *stats.Stats and *stats.Table. Text and
 // Markdown take all but tables in Markdown; CSV takes tables; HTML takes
 // analyze, diff and replay documents (with Options.Plots inline);
 // ChromeTrace takes an analyze report with its timeline; JSON takes any
@@ -109,7 +109,7 @@ func renderText(w io.Writer, doc any, o Options) error {
 		jobDiffText(p, d)
 	case *compare.Diff:
 		diffText(p, d)
-	case *replay.Report:
+	case *replay.Result:
 		replayText(p, d)
 	case *stats.Stats:
 		statsText(p, d)
@@ -144,7 +144,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 		jobDiffMarkdown(p, d, o)
 	case *compare.Diff:
 		diffMarkdown(p, d, o)
-	case *replay.Report:
+	case *replay.Result:
 		replayMarkdown(p, d, o)
 	default:
 		return unsupported(Markdown, doc)

@@ -100,7 +100,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
 	case *compare.JobDiff, *audit.Batch:
 		// report.md and report.json only
-	case *replay.Report:
+	case *replay.Result:
 		if !d.DryRun {
 			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })
 		}
@@ -119,7 +119,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 }
 
 // replayBars are the measured and predicted step times of each variant.
-func replayBars(r *replay.Report) []plot.ReplayBar {
+func replayBars(r *replay.Result) []plot.ReplayBar {
 	bars := make([]plot.ReplayBar, 0, len(r.Variants))
 	for _, v := range r.Variants {
 		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMean, PredictedNS: r.PredictedStepNS(v)})
