@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
 	"github.com/traceaudit/traceaudit/analyze/passes/syncapi"
 	"github.com/traceaudit/traceaudit/analyze/suite"
@@ -211,8 +212,8 @@ func TestLaunchBoundPlansCUDAGraph(t *testing.T) {
 	// phase (199 gaps of 15 µs and the tail of the last kernel are other
 	// time in the trace; the launch phase stands for 200 × 15 µs of it).
 	gaps := int64(200) * (20 - 5) * tt.Us
-	if p.Step.OtherNS < 0 || p.Step.OtherNS > r.Steps.BreakdownNS.Other+r.Steps.BreakdownNS.Sync-gaps+tt.Us {
-		t.Errorf("other %d, trace other %d + sync %d", p.Step.OtherNS, r.Steps.BreakdownNS.Other, r.Steps.BreakdownNS.Sync)
+	if p.Step.OtherNS < 0 || p.Step.OtherNS > r.Steps.BreakdownNS[index.Other]+r.Steps.BreakdownNS[index.Sync]-gaps+tt.Us {
+		t.Errorf("other %d, trace other %d + sync %d", p.Step.OtherNS, r.Steps.BreakdownNS[index.Other], r.Steps.BreakdownNS[index.Sync])
 	}
 	// Sync-api at any severity plans no-sync.
 	if v := variant(p, NoSync); v == nil || v.Plan.SyncEvery != SyncEvery || p.Variants[0].Plan.SyncEvery != 1 {

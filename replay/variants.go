@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
 	"github.com/traceaudit/traceaudit/analyze/suite"
 )
@@ -222,16 +223,16 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 // syncs remove what their findings counted (other-bucket time).
 func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 {
 	b := r.Steps.BreakdownNS
-	step := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	step := b[index.Compute] + b[index.Copy] + b[index.Sync] + b[index.OS] + b[index.Data] + b[index.Other]
 	saved := int64(0)
 	if s.Workers > 0 {
-		saved += b.Data
+		saved += b[index.Data]
 	}
 	if s.Pinned || s.CopyStream {
-		saved += b.Copy
+		saved += b[index.Copy]
 	}
 	if s.ReuseBuffers {
-		saved += b.OS
+		saved += b[index.OS]
 	}
 	var other int64
 	for _, f := range planned {
@@ -239,7 +240,7 @@ func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 
 			other += f.WastedNS
 		}
 	}
-	saved += min(other, b.Other+b.Sync)
+	saved += min(other, b[index.Other]+b[index.Sync])
 	if step <= 0 {
 		return 1
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -129,11 +130,10 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 		part := func(name string, v int64) string {
 			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
 		}
-		parts := []string{part("compute", b.Compute)}
-		if comm {
-			parts = append(parts, part("comm", b.Comm))
+		var parts []string
+		for _, k := range shownBuckets(comm) {
+			parts = append(parts, part(k.String(), b[k]))
 		}
-		parts = append(parts, part("copy", b.Copy), part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
 		p.line("each step: %s", strings.Join(parts, " | "))
 	}
 	if comm {
@@ -147,7 +147,21 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 
 // HasComm reports whether the run shows collective communication: reports
 // show the comm bucket only then.
-func HasComm(r *audit.Analysis) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
+func HasComm(r *audit.Analysis) bool {
+	return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS[index.Comm] > 0
+}
+
+// shownBuckets are the buckets of the two-clock split that the step
+// tables show, in order: all of them, comm only where the run communicates.
+func shownBuckets(comm bool) []index.Bucket {
+	out := make([]index.Bucket, 0, index.NumBuckets)
+	for k := range index.NumBuckets {
+		if k != index.Comm || comm {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -192,8 +193,8 @@ func renderChromeTrace(w io.Writer, doc any, _ Options) error {
 			name = fmt.Sprintf("step %d", i+1)
 		}
 		b := s.BreakdownNS
-		tw.slice(auditPID, 1, name, "step", s.StartNS, s.EndNS, args("compute_ns", b.Compute, "copy_ns", b.Copy, "sync_ns", b.Sync,
-			"os_ns", b.OS, "data_ns", b.Data, "other_ns", b.Other))
+		tw.slice(auditPID, 1, name, "step", s.StartNS, s.EndNS, args("compute_ns", b[index.Compute], "copy_ns", b[index.Copy], "sync_ns", b[index.Sync],
+			"os_ns", b[index.OS], "data_ns", b[index.Data], "other_ns", b[index.Other]))
 	}
 	for i, f := range r.Findings {
 		tid := int64(2 + i)

@@ -10,6 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -90,7 +91,7 @@ func FuzzRenderers(f *testing.F) {
 			}
 		}
 		b := r.Steps.BreakdownNS
-		if b.Compute < 0 || b.Copy < 0 || b.Sync < 0 || b.OS < 0 || b.Data < 0 || b.Other < 0 {
+		if b[index.Compute] < 0 || b[index.Copy] < 0 || b[index.Sync] < 0 || b[index.OS] < 0 || b[index.Data] < 0 || b[index.Other] < 0 {
 			t.Fatalf("negative bucket: %+v", b)
 		}
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
@@ -204,12 +205,12 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
 		// cells are a split's columns, with comm after compute where the
 		// run communicates.
-		cells := func(b audit.Breakdown) []htmlCell {
-			c := []htmlCell{cn(units.Dur(b.Compute))}
-			if comm {
-				c = append(c, cn(units.Dur(b.Comm)))
+		cells := func(b index.Breakdown) []htmlCell {
+			var c []htmlCell
+			for _, k := range shownBuckets(comm) {
+				c = append(c, cn(units.Dur(b[k])))
 			}
-			return append(c, cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other)))
+			return c
 		}
 		if comm {
 			t.Head = slices.Insert(t.Head, 3, hnum("comm"))

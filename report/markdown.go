@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -121,12 +122,11 @@ func writeStepTable(p *printer, r *audit.Analysis) {
 		return
 	}
 	comm := HasComm(r)
-	cells := func(b audit.Breakdown) string {
-		v := []string{units.Dur(b.Compute)}
-		if comm {
-			v = append(v, units.Dur(b.Comm))
+	cells := func(b index.Breakdown) string {
+		var v []string
+		for _, k := range shownBuckets(comm) {
+			v = append(v, units.Dur(b[k]))
 		}
-		v = append(v, units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
 		return strings.Join(v, " | ")
 	}
 	if comm {

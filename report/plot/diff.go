@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -59,7 +60,7 @@ func NewStepsDiff(before, after *audit.Analysis) (*Figure, error) {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Tick.Length = 0
 	f.add(bars, totals)
-	bucketLegend(f, []audit.Breakdown{before.Steps.BreakdownNS, after.Steps.BreakdownNS})
+	bucketLegend(f, []index.Breakdown{before.Steps.BreakdownNS, after.Steps.BreakdownNS})
 	return f, nil
 }
 
