@@ -237,18 +237,25 @@ func waitCell(r *job.Rank) string {
 	return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(float64(r.WaitNSPerStep)/float64(r.Steps.MeanNS)))
 }
 
-// topFinding is a report's finding with the most wasted time, leaving out
-// gpu-idle, the symptom the others explain, unless it is alone.
+// topFinding is a report's first finding (the most wasted time) leaving
+// out gpu-idle, the symptom the others explain, unless no other finding
+// accounts for half of its time (the rule of job.Cause).
 func topFinding(r *audit.Analysis) string {
 	if len(r.Findings) == 0 {
 		return "-"
 	}
-	f := r.Findings[0]
-	for _, g := range r.Findings {
-		if g.ID != "gpu-idle" {
-			f = g
-			break
+	f, idle := r.Findings[0], (*analyze.Finding)(nil)
+	other := false
+	for i, g := range r.Findings {
+		switch {
+		case g.ID == "gpu-idle":
+			idle = &r.Findings[i]
+		case !other:
+			f, other = g, true
 		}
+	}
+	if other && idle != nil && 2*f.WastedNS < idle.WastedNS {
+		f = *idle
 	}
 	return fmt.Sprintf("%s %s (%s)", f.ID, units.Dur(f.WastedNS), units.Pct(f.Share))
 }

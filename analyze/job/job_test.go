@@ -110,6 +110,11 @@ func TestStraggler(t *testing.T) {
 		!strings.Contains(j.Job.Findings[0].Fix, "Fix rank 1's own dataloader-wait") || j.Job.Findings[0].VerifyWith[0] != "prefetch-workers" {
 		t.Errorf("job findings %+v", j.Job.Findings)
 	}
+	// The others gain no more than rank 1's own fix saves it.
+	sf, dw := j.Job.Findings[0], find(j.Ranks[1].Findings, "dataloader-wait")
+	if dw == nil || sf.EstimatedSpeedup > dw.EstimatedSpeedup+1e-9 || sf.EstimatedSpeedup > analyze.Speedup(sf.Share)+1e-9 || sf.EstimatedSpeedup < 1 {
+		t.Errorf("straggler estimate %.3f, its cause's %+v, share %.3f", sf.EstimatedSpeedup, dw, sf.Share)
+	}
 	if ev := j.Job.Findings[0].Evidence; len(ev) == 0 || !strings.Contains(ev[0].What, "rank 1 arrived 50.0 ms after rank 0") {
 		t.Errorf("straggler evidence %+v", ev)
 	}
@@ -267,5 +272,24 @@ func TestMatchByEnds(t *testing.T) {
 	}
 	if off := j.Ranks[1].ClockOffsetNS; j.Job.Clock != "aligned" || (off+3_000*ms)%(100*ms) != 0 || j.Job.MatchedCollectives != 4 || j.Ranks[0].WaitNSPerStep != 50*ms {
 		t.Fatalf("clock %s offset %d matched %d wait %d", j.Job.Clock, j.Ranks[1].ClockOffsetNS, j.Job.MatchedCollectives, j.Ranks[0].WaitNSPerStep)
+	}
+}
+
+// The straggler finding lists its rank's other causes at warning or above,
+// never the cause itself, gpu-idle or the effects of waiting.
+func TestOtherCauses(t *testing.T) {
+	r := &audit.Analysis{Findings: []analyze.Finding{
+		{ID: "launch-bound", WastedNS: 113 * ms, EstimatedSpeedup: 2.18, Severity: analyze.SeverityError},
+		{ID: "gpu-idle", WastedNS: 150 * ms, EstimatedSpeedup: 5.8, Severity: analyze.SeverityError},
+		{ID: "comm-exposed", WastedNS: 20 * ms, EstimatedSpeedup: 1.1, Severity: analyze.SeverityWarning},
+		{ID: "comm-small", WastedNS: 30800 * us, EstimatedSpeedup: 1.18, Severity: analyze.SeverityWarning},
+		{ID: "sync-api", WastedNS: 2 * ms, EstimatedSpeedup: 1.01, Severity: analyze.SeverityInfo},
+	}}
+	id, f := Cause(r)
+	if id != "launch-bound" {
+		t.Fatalf("cause %s", id)
+	}
+	if got, want := otherCauses(r, f), "comm-small (30.8 ms per step, est. 1.18x)"; got != want {
+		t.Errorf("other causes %q, want %q", got, want)
 	}
 }

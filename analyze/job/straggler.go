@@ -135,12 +135,34 @@ func (j *Report) straggler(t *totals, o Options) {
 		}
 		f.Code = cf.Code
 		f.VerifyWith = append(f.VerifyWith, cf.VerifyWith...)
+		// The others can gain no more than the straggler's own fix saves.
+		if cf.EstimatedSpeedup >= 1 && cf.EstimatedSpeedup < f.EstimatedSpeedup {
+			f.EstimatedSpeedup = cf.EstimatedSpeedup
+			f.Bound = fmt.Sprintf("the others gain at most what fixing rank %d's %s saves it (est. %.2fx)", *r.Rank, cf.ID, cf.EstimatedSpeedup)
+		}
+		if also := otherCauses(r.Analysis, cf); also != "" {
+			f.Fix += " Rank " + fmt.Sprint(*r.Rank) + "'s other causes, each a fix of its own: " + also + "."
+		}
 	} else {
 		f.Fix = fmt.Sprintf("Rank %d holds every other rank back and shows no cause of its own beyond its work (%s): it has more to do per step. "+
 			"Balance the work: the same batch size and sequence lengths on every rank, even shards, no rank-specific work inside the loop.", *r.Rank, r.Verdict)
 		f.Code = commwait.Code
 	}
 	j.Job.Findings = append(j.Job.Findings, f)
+}
+
+// otherCauses lists r's findings at warning or above, other than cause and
+// the effects of waiting, with their time per step and estimate.
+func otherCauses(r *audit.Analysis, cause *analyze.Finding) string {
+	var parts []string
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		if f.ID == cause.ID || f.ID == "gpu-idle" || effects[f.ID] || f.Severity < analyze.SeverityWarning {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s per step, est. %.2fx)", f.ID, units.Dur(f.WastedNS), f.EstimatedSpeedup))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // median of v (the lower middle); v is reordered.

@@ -6,6 +6,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/passes/allocchurn"
 	"github.com/traceaudit/traceaudit/analyze/passes/commexposed"
+	"github.com/traceaudit/traceaudit/analyze/passes/commsmall"
 	"github.com/traceaudit/traceaudit/analyze/passes/commwait"
 	"github.com/traceaudit/traceaudit/analyze/passes/copypeak"
 	"github.com/traceaudit/traceaudit/analyze/passes/copyserial"
@@ -30,6 +31,7 @@ var Default = []*analyze.Analyzer{
 	copypeak.Analyzer,
 	commexposed.Analyzer,
 	commwait.Analyzer,
+	commsmall.Analyzer,
 }
 
 // ByID returns the analyzer with the given ID, or nil.

@@ -4,6 +4,7 @@
 package commexposed
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -122,6 +123,10 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
     gradient_as_bucket_view=True,     # no copy between gradients and buckets
 )`
 	case 2*sharded >= total:
+		hidden := prefetchHides(ix, ops) / steps
+		f.EstimatedSpeedup = ix.Speedup(per, per-min(hidden, per), share)
+		f.Bound = fmt.Sprintf("prefetch runs each all-gather or reduce-scatter beside the compute between it and the collective before it: "+
+			"that compute hides at most %s per step", units.Dur(hidden))
 		f.Fix = fmt.Sprintf("%s of the exposed time is all-gathers and reduce-scatters: a sharded model (FSDP, ZeRO) gathering "+
 			"each layer's parameters just before it runs. Prefetch the next layer's all-gather while this one computes: "+
 			"FSDP's forward_prefetch=True and backward_prefetch=BACKWARD_PRE (FSDP2: reshard_after_forward=False on the last "+
@@ -150,4 +155,28 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
 	}
 	p.Report(f)
 	return nil, nil
+}
+
+// prefetchHides is the exposed collective time that prefetching one
+// collective ahead can hide (ns, over the steady steps): a collective
+// issued early runs beside the compute between the previous collective
+// on its device and itself, and no more of it can hide there than that
+// compute lasts.
+func prefetchHides(ix *index.Index, ops []*comm.Op) int64 {
+	byStart := slices.Clone(ops)
+	slices.SortFunc(byStart, func(a, b *comm.Op) int { return cmp.Compare(a.Start, b.Start) })
+	prevEnd := map[int64]int64{} // device -> end of its last collective so far
+	var hidden int64
+	for _, o := range byStart {
+		dev := ix.TL.Tracks[ix.TL.Events[o.Event].Track].Device
+		lo, ok := prevEnd[dev]
+		if !ok {
+			lo = o.Start // the first collective seen: nothing before it to count on
+		}
+		if o.Start > lo {
+			hidden += min(o.Exposed.Len(), ix.Kernels.Covered(lo, o.Start))
+		}
+		prevEnd[dev] = max(lo, o.End)
+	}
+	return hidden
 }
