@@ -42,8 +42,9 @@ const BuildGBps = 10
 
 // Copy is one host-device transfer of a step.
 type Copy struct {
-	// Dir is "HtoD" or "DtoH".
-	Dir string `json:"dir"`
+	// Dir is timeline.CopyHtoD or timeline.CopyDtoH ("HtoD" or "DtoH" in
+	// JSON).
+	Dir timeline.CopyKind `json:"dir"`
 	// Bytes is the size of the transfer.
 	Bytes int64 `json:"bytes"`
 	// Pageable says the host side is pageable memory (else pinned).
@@ -125,7 +126,7 @@ type Step struct {
 func (s *Step) BatchBytes() int64 {
 	var n int64
 	for _, c := range s.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			n += c.Bytes
 		}
 	}
@@ -330,7 +331,7 @@ func copiesIn(tl *timeline.Timeline, ix *index.Index, s index.Step) []Copy {
 		if !index.HostCopy(e) || e.Bytes < MinCopyBytes || !ix.OnDevices(e) || e.Start < s.Start || e.Start >= s.End {
 			continue
 		}
-		out = append(out, Copy{Dir: e.Copy.String(), Bytes: e.Bytes, Pageable: !index.PinnedSide(e),
+		out = append(out, Copy{Dir: e.Copy, Bytes: e.Bytes, Pageable: !index.PinnedSide(e),
 			SideStream: !ix.KernelStreams[e.Track], ObservedNS: e.Dur()})
 	}
 	return out
@@ -395,7 +396,7 @@ func hostEvents(tl *timeline.Timeline, ix *index.Index) int {
 func traceGBps(copies []Copy) TraceGBps {
 	var pb, pt, qb, qt int64
 	for _, c := range copies {
-		if c.Dir != "HtoD" || c.ObservedNS <= 0 {
+		if c.Dir != timeline.CopyHtoD || c.ObservedNS <= 0 {
 			continue
 		}
 		if c.Pageable {

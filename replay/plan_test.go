@@ -60,7 +60,7 @@ func TestPlansOfRealTraces(t *testing.T) {
 			if p.ObservedStepNS <= 0 || p.ObservedStepMeanNS <= 0 || p.ObservedGPUNS <= 0 || st.ComputeNS <= 0 {
 				t.Fatalf("plan %+v", p)
 			}
-			if len(st.Copies) == 0 || st.Copies[0].Dir != "HtoD" || st.Copies[0].Pageable != c.pageable {
+			if len(st.Copies) == 0 || st.Copies[0].Dir != timeline.CopyHtoD || st.Copies[0].Pageable != c.pageable {
 				t.Fatalf("copies %+v", st.Copies)
 			}
 			if (st.Munmaps > 0) != c.munmaps || st.Batches != c.batches || st.Sync != c.sync {

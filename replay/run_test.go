@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // tiny is a small hand-made plan for executing variants quickly: a 1 MiB
@@ -16,7 +18,7 @@ import (
 func tiny(batches string) *Plan {
 	p := &Plan{File: "tiny", ObservedStepNS: 2_000_000, ObservedStepMeanNS: 2_000_000, ObservedGPUNS: 500_000, Step: Step{
 		DataNS: 1_000_000, OtherNS: 50_000, ComputeNS: 300_000, Sync: true, Batches: batches, OSObserved: true,
-		Copies: []Copy{{Dir: "HtoD", Bytes: 1 << 20, Pageable: true, ObservedNS: 150_000}, {Dir: "DtoH", Bytes: 128 << 10, Pageable: true}},
+		Copies: []Copy{{Dir: timeline.CopyHtoD, Bytes: 1 << 20, Pageable: true, ObservedNS: 150_000}, {Dir: timeline.CopyDtoH, Bytes: 128 << 10, Pageable: true}},
 	}}
 	if batches == BatchesWorkers {
 		p.Step.Munmaps, p.Step.MunmapBytes = 1, 1<<20

@@ -10,6 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
 	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Variant names (design.md).
@@ -137,7 +138,7 @@ func observedSetup(p *Plan) Setup {
 	}
 	pinned := false
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			pinned = !c.Pageable
 			if c.Pageable {
 				break

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/replay"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // measuredReport is a replay report as a run on a GPU leaves it: a pinned
@@ -17,7 +18,7 @@ func measuredReport() *replay.Result {
 	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
 		TraceGBps: replay.TraceGBps{Pageable: 6},
 		Step: replay.Step{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
-			Copies: []replay.Copy{{Dir: "HtoD", Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
+			Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
 		Variants: []replay.Variant{
 			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1,
 				Measured: replay.Measured{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
