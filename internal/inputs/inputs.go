@@ -130,9 +130,8 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 				}
 			}
 			switch f, _ := ingest.Detect(p); f {
-			case ingest.FormatNsys, ingest.FormatChrome, ingest.FormatChromeGzip:
-				files = append(files, p)
-				n++
+			case ingest.FormatUnknown:
+				// Not a trace (notes, scripts): left out.
 			case ingest.FormatNsysReport:
 				// A report is read (exported with nsys) unless its export
 				// is beside it: one trace, not two ranks.
@@ -141,6 +140,9 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 					skipped = append(skipped, p)
 					continue
 				}
+				files = append(files, p)
+				n++
+			default:
 				files = append(files, p)
 				n++
 			}
