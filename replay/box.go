@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -30,10 +31,16 @@ type Box struct {
 	// unmapped). Both best of 2, in ns.
 	BuildNS int64 `json:"build_ns,omitempty"`
 	UnmapNS int64 `json:"unmap_ns,omitempty"`
-	// KernelNS is one launch-bound kernel's GPU time here, back to back in
-	// a CUDA graph of the step's kernels, in ns: the replay's floor for
-	// each of them, beside the trace's Launches.KernelNS.
+	// KernelNS is one replayed launch-bound kernel's GPU time here, back
+	// to back in a CUDA graph of the step's kernels, in ns: what each of
+	// them counts for in the replayed GPU time, beside the trace's
+	// Launches.KernelNS.
 	KernelNS int64 `json:"kernel_ns,omitempty"`
+	// KernelFloorNS is one empty kernel's GPU time here, back to back in
+	// the same graph, in ns: what any kernel costs on this GPU at the
+	// least, taken out of each replayed kernel's spin (the trace's
+	// kernel duration already holds it).
+	KernelFloorNS int64 `json:"kernel_floor_ns,omitempty"`
 }
 
 // kernelNote says when the shortest kernels this replay launches take
@@ -44,9 +51,30 @@ func kernelNote(box *Box, l *Launches) string {
 		return ""
 	}
 	x := float64(box.KernelNS) / float64(l.KernelNS)
-	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels: "+
+	why := ""
+	if box.KernelFloorNS >= l.KernelNS {
+		why = fmt.Sprintf(" (an empty kernel takes %s here: the trace's kernels are shorter than any kernel this GPU runs back to back)", units.Dur(box.KernelFloorNS))
+	}
+	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels%s: "+
 		"the launch phase's GPU time replays %.1fx the trace's, and a cuda-graph step bound by its kernels replays slower than a graph of the real kernels would run",
-		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, x)
+		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, why, x)
+}
+
+// graphNote says, where a variant captured the launch-bound kernels into a
+// CUDA graph, what the replay of that graph cannot match: each replayed
+// kernel takes back to back about the trace's kernel duration (its spin
+// less the GPU's empty-kernel floor), but a real graph also leaves the
+// GPU's gap between its kernels, which a trace of kernels launched one by
+// one cannot show (calibration run 2, an H200: PyTorch's graph of 800
+// kernels of 935 ns ran 1.20 µs a kernel).
+func graphNote(box *Box, l *Launches, vs []Variant) string {
+	if box == nil || l == nil || box.KernelNS <= 0 || box.KernelFloorNS <= 0 || !slices.ContainsFunc(vs, func(v Variant) bool { return v.Plan.CUDAGraph }) {
+		return ""
+	}
+	return fmt.Sprintf("cuda-graph: each of the %d replayed kernels takes %s back to back here (it spins for the trace's %s less this GPU's "+
+		"empty-kernel floor of %s); a real graph of the traced kernels also leaves the GPU's gap between kernels, which a trace of "+
+		"kernels launched one by one cannot show, so where the kernels bound the step the replayed graph may run shorter than the real one",
+		l.Kernels, units.Dur(box.KernelNS), units.Dur(l.KernelNS), units.Dur(box.KernelFloorNS))
 }
 
 // BoxReps is how many times each kind of copy is timed.

@@ -26,7 +26,10 @@ type Executor interface {
 	CopyHtoD(s Stream, dst DeviceBuffer, src []byte, pinned bool) error
 	// CopyDtoH copies src to dst, like CopyHtoD in the other direction.
 	CopyDtoH(s Stream, dst []byte, src DeviceBuffer, pinned bool) error
-	// Compute occupies the GPU on s for d with a kernel over all SMs.
+	// Compute occupies the GPU on s for d with a kernel over all SMs (one
+	// block under 20 µs); a d of zero launches a kernel that exits at once
+	// (a launch-bound kernel no longer than this GPU's kernel floor), a
+	// negative d nothing.
 	Compute(s Stream, d time.Duration) error
 	// Record records an event on s.
 	Record(s Stream) (Event, error)
@@ -39,8 +42,8 @@ type Executor interface {
 	// MeasureCompute runs Compute(d) alone and returns its GPU time by
 	// events: what one such kernel takes on this GPU.
 	MeasureCompute(d time.Duration) (time.Duration, error)
-	// ComputeGraph captures n kernels of d each, as Compute queues them,
-	// into a CUDA graph ready to launch.
+	// ComputeGraph captures n kernels of d each (0: empty kernels), as
+	// Compute queues them, into a CUDA graph ready to launch.
 	ComputeGraph(n int, d time.Duration) (Graph, error)
 	// LaunchGraph queues graph g on s with one call.
 	LaunchGraph(s Stream, g Graph) error

@@ -120,7 +120,7 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 		}
 	}
 	if s.CUDAGraph && st.Launches != nil && st.Launches.Kernels > 0 {
-		g, err := r.ex.ComputeGraph(st.Launches.Kernels, time.Duration(st.Launches.KernelNS))
+		g, err := r.ex.ComputeGraph(st.Launches.Kernels, r.kernelSpin)
 		if err != nil {
 			return fail(err)
 		}

@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -216,17 +217,29 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (5*time.Microsecond + kernelOverhead).Nanoseconds()
-	if box == nil || box.KernelNS != want || box.Bytes != 0 || box.PageableGBps != 0 {
-		t.Fatalf("box %+v, want kernel %d ns and no copies", box, want)
+	if box == nil || box.KernelNS != 5_000 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.Bytes != 0 || box.PageableGBps != 0 {
+		t.Fatalf("box %+v, want kernel 5000 ns, floor %v and no copies", box, kernelOverhead)
 	}
 	rep := NewResult(p, "fake", true, 2, box)
-	found := false
 	for _, n := range rep.Notes {
-		found = found || strings.Contains(n, "launch-bound kernel takes 7.00 µs here")
+		if strings.Contains(n, "launch-bound kernel takes") || strings.HasPrefix(n, "cuda-graph:") {
+			t.Errorf("kernels replayed at the trace's duration, no graph variant, noted: %q", n)
+		}
 	}
-	if !found {
-		t.Errorf("notes %q lack the kernel floor", rep.Notes)
+	// With the cuda-graph variant the report says what its graph cannot match.
+	g := launchPlan()
+	if err := g.Select("cuda-graph"); err != nil {
+		t.Fatal(err)
+	}
+	if box, err = Run(context.Background(), newFake(), g, Options{Steps: 2, Warmup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	want := "cuda-graph: each of the 50 replayed kernels takes 5.00 µs back to back here (it spins for the trace's 5.00 µs less this GPU's empty-kernel floor of 2.00 µs)"
+	if rep := NewResult(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notes %q lack %q", rep.Notes, want)
+	}
+	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000}, p.Step.Launches); !strings.Contains(n, "launch-bound kernel takes 7.00 µs here") || strings.Contains(n, "empty kernel") {
+		t.Errorf("a kernel 40 %% above the trace's, over the floor: note %q", n)
 	}
 	if n := kernelNote(&Box{KernelNS: 5_500}, p.Step.Launches); n != "" {
 		t.Errorf("a kernel 10 %% above the trace's noted: %q", n)

@@ -85,6 +85,9 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 		if n := kernelNote(box, p.Step.Launches); n != "" {
 			r.Notes = append(r.Notes, n)
 		}
+		if n := graphNote(box, p.Step.Launches, p.Variants); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		if n := profilerNote(p); n != "" {
 			r.Notes = append(r.Notes, n)
 		}

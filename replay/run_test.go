@@ -3,6 +3,7 @@ package replay
 import (
 	"context"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,10 +266,11 @@ func launchPlan() *Plan {
 // TestCUDAGraphVariant: observed launches each kernel on its own at the
 // observed pace; cuda-graph captures them once and launches one graph per
 // step; the rest of the compute stays one kernel either way. Before either,
-// the rig times the kernels back to back: one graph of the step's 50
-// kernels, launched 4 times behind a lead kernel each.
+// the rig times the kernels back to back: a graph of the step's 50 kernels
+// empty (the floor), then one of them as replayed, each launched 4 times
+// behind a lead kernel.
 func TestCUDAGraphVariant(t *testing.T) {
-	const calGraphs, calLaunches = 1, 4
+	const calGraphs, calLaunches = 2, 8
 	f, _ := runVariant(t, launchPlan(), Observed, 4)
 	if n := f.Count("compute", nil); n != 5*(50+1)+calLaunches || f.Count("graph", nil) != calGraphs {
 		t.Errorf("observed: %d kernels, %d graphs; want 5 steps × (50 + 1) and the calibration's", n, f.Count("graph", nil))
@@ -282,9 +284,10 @@ func TestCUDAGraphVariant(t *testing.T) {
 }
 
 // TestKernelsTimedBackToBack: a launch-bound kernel's GPU time is its
-// share of a graph of the step's kernels (the fake's 5 µs kernels cost 5 µs
-// plus its 2 µs launch overhead each), and each replayed step counts it
-// once per kernel.
+// share of a graph of the step's kernels, and each replayed step counts it
+// once per kernel. The fake's kernels cost what they spin plus 2 µs each:
+// an empty one 2 µs (the floor), so the trace's 5 µs kernels spin 3 µs and
+// take 5 µs, as in the trace, where a spin of the whole 5 µs took 7.
 func TestKernelsTimedBackToBack(t *testing.T) {
 	p := launchPlan()
 	f := newFake()
@@ -292,12 +295,14 @@ func TestKernelsTimedBackToBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := 5*time.Microsecond + kernelOverhead; r.kernelGPU != want {
-		t.Errorf("kernel GPU time %v, want %v", r.kernelGPU, want)
+	if r.kernelFloor != kernelOverhead || r.kernelSpin != 5*time.Microsecond-kernelOverhead || r.kernelGPU != 5*time.Microsecond {
+		t.Errorf("kernel floor %v, spin %v, GPU time %v; want %v, %v, 5µs", r.kernelFloor, r.kernelSpin, r.kernelGPU,
+			kernelOverhead, 5*time.Microsecond-kernelOverhead)
 	}
-	if f.Count("graph-destroy", nil) != 1 || f.LiveEvents() != 0 {
-		t.Errorf("the timing graph was not destroyed (%d) or events leaked (%d)", f.Count("graph-destroy", nil), f.LiveEvents())
+	if f.Count("graph-destroy", nil) != 2 || f.LiveEvents() != 0 {
+		t.Errorf("the timing graphs were not destroyed (%d) or events leaked (%d)", f.Count("graph-destroy", nil), f.LiveEvents())
 	}
+	before := len(f.Ops)
 	_, gpu, err := r.measure(context.Background(), p.Variants[0].Plan, Options{Steps: 2, Warmup: 1}, func() {})
 	if err != nil {
 		t.Fatal(err)
@@ -307,6 +312,55 @@ func TestKernelsTimedBackToBack(t *testing.T) {
 		if want := 50*r.kernelGPU.Nanoseconds() + rest; g != want {
 			t.Errorf("step GPU time %d ns, want 50 kernels of %v and %d ns of other compute", g, r.kernelGPU, rest)
 		}
+	}
+	spins := map[time.Duration]int{}
+	for _, o := range f.Ops[before:] {
+		if o.Kind == "compute" {
+			spins[o.Dur]++
+		}
+	}
+	if spins[r.kernelSpin] != 3*50 || spins[5*time.Microsecond] != 0 {
+		t.Errorf("kernels launched by spin: %v; want 3 steps × 50 of %v", spins, r.kernelSpin)
+	}
+}
+
+// TestKernelsUnderTheFloor: kernels no longer than the GPU's floor (the
+// fake's 2 µs) replay as empty kernels, observed and in the graph; the
+// rig times only the empty graph, and the report says the trace's kernels
+// are shorter than any kernel runs here.
+func TestKernelsUnderTheFloor(t *testing.T) {
+	p := launchPlan()
+	p.Step.Launches.KernelNS = 1_500
+	p.Step.ComputeNS = 50*1_500 + 100_000
+	f := newFake()
+	r, err := newRig(f, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.kernelSpin != 0 || r.kernelGPU != kernelOverhead || f.Count("graph", nil) != 1 {
+		t.Fatalf("spin %v, GPU %v, %d timing graphs; want empty kernels of %v timed once", r.kernelSpin, r.kernelGPU, f.Count("graph", nil), kernelOverhead)
+	}
+	q := launchPlan()
+	q.Step = p.Step
+	box, err := Run(context.Background(), f, q, Options{Steps: 2, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.KernelNS != kernelOverhead.Nanoseconds() {
+		t.Errorf("box %+v, want floor and kernel %v", box, kernelOverhead)
+	}
+	empty := 0
+	for _, o := range f.Ops {
+		if o.Kind == "compute" && o.Dur == 0 {
+			empty++
+		}
+	}
+	if empty != 3*50 {
+		t.Errorf("%d empty kernels launched, want 3 steps × 50", empty)
+	}
+	rep := NewResult(q, "fake", true, 2, box)
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "an empty kernel takes 2.00 µs here") }) {
+		t.Errorf("notes %q do not say the trace's kernels are under the floor", rep.Notes)
 	}
 }
 

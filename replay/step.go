@@ -196,13 +196,15 @@ func (l *loop) step(k int) (stepWork, error) {
 
 // launchPhase launches the launch-bound kernels: one graph launch, or each
 // kernel on its own with the host's observed time per launch between them.
+// Each spins for the trace's kernel duration less this GPU's kernel floor
+// (rig.calibrateKernels).
 func (l *loop) launchPhase(lb *Launches) error {
 	r := l.r
 	if l.graph != nil {
 		return r.ex.LaunchGraph(r.compute, l.graph)
 	}
 	t0 := time.Now()
-	d, every := time.Duration(lb.KernelNS), time.Duration(lb.IntervalNS)
+	d, every := r.kernelSpin, time.Duration(lb.IntervalNS)
 	for i := range lb.Kernels {
 		if err := r.ex.Compute(r.compute, d); err != nil {
 			return err

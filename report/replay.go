@@ -115,8 +115,12 @@ func boxLine(r *replay.Result) string {
 			units.Bytes(r.Box.Bytes), r.Box.PageableGBps, r.Box.PinnedGBps, trace))
 	}
 	if l := r.Step.Launches; r.Box.KernelNS > 0 && l != nil {
-		parts = append(parts, fmt.Sprintf("one launch-bound kernel here: %s back to back in a CUDA graph; in the trace: %s",
-			units.Dur(r.Box.KernelNS), units.Dur(l.KernelNS)))
+		floor := ""
+		if r.Box.KernelFloorNS > 0 {
+			floor = fmt.Sprintf(" (an empty kernel: %s, taken out of each kernel's spin)", units.Dur(r.Box.KernelFloorNS))
+		}
+		parts = append(parts, fmt.Sprintf("one launch-bound kernel here: %s back to back in a CUDA graph%s; in the trace: %s",
+			units.Dur(r.Box.KernelNS), floor, units.Dur(l.KernelNS)))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -143,7 +147,7 @@ func replayText(p *printer, r *replay.Result) {
 		}
 		return
 	}
-	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU/step", "setup")
+	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU mean", "setup")
 	for _, v := range r.Variants {
 		p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
 			units.Speedup(v.PredictedSpeedup), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
@@ -198,7 +202,7 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 			p.line("| `%s` | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
 		}
 	} else {
-		p.line("| variant | fixes | step (mean) | measured speedup | predicted | step (median) | GPU per step | setup |")
+		p.line("| variant | fixes | step (mean) | measured speedup (means) | predicted | step (median) | GPU per step (mean) | setup |")
 		p.line("|---|---|---:|---:|---:|---:|---:|---|")
 		for _, v := range r.Variants {
 			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),

@@ -76,3 +76,28 @@ func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayKernelFloorAndStatistics: a launch-bound replay's box line gives
+// the replayed kernel, the empty kernel's floor and the trace's kernel; the
+// GPU column says it is a mean.
+func TestReplayKernelFloorAndStatistics(t *testing.T) {
+	r := measuredReport()
+	r.Step.Launches = &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
+	r.Box = &replay.Box{KernelNS: 1_100, KernelFloorNS: 690}
+	var txt, md bytes.Buffer
+	if err := Render(&txt, Text, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&md, Markdown, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	line := "ne launch-bound kernel here: 1.10 µs back to back in a CUDA graph (an empty kernel: 690 ns, taken out of each kernel's spin); in the trace: 935 ns"
+	for name, out := range map[string]string{"text": txt.String(), "markdown": md.String()} {
+		if !strings.Contains(out, line) { // "One" or "one"
+			t.Errorf("%s report lacks %q:\n%s", name, line, out)
+		}
+	}
+	if !strings.Contains(txt.String(), "GPU mean") || !strings.Contains(md.String(), "GPU per step (mean)") {
+		t.Errorf("the GPU column does not say it is a mean:\n%s\n%s", txt.String(), md.String())
+	}
+}

@@ -116,9 +116,10 @@ func (e *Executor) CopyDtoH(s replay.Stream, dst []byte, src replay.DeviceBuffer
 	return nil
 }
 
-// Compute implements replay.Executor with the embedded spin kernel.
+// Compute implements replay.Executor with the embedded spin kernel
+// (Spin(0) for an empty kernel).
 func (e *Executor) Compute(s replay.Stream, d time.Duration) error {
-	if d <= 0 {
+	if d < 0 {
 		return nil
 	}
 	return e.ctx.Spin(stream(s), d)

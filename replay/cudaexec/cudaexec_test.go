@@ -135,3 +135,24 @@ func TestGPUReplayCopies(t *testing.T) {
 		t.Errorf("pinned %+v: speedup %.2fx", v.Plan, v.Speedup)
 	}
 }
+
+// TestGPUKernelFloor: the calibration pair's launch-bound step, 800
+// kernels of 935 ns launched every 10 µs. Each replayed kernel spins for
+// 935 ns less the floor (an empty kernel back to back, measured first), so
+// it takes less back to back than the floor plus the whole 935 ns (run 2:
+// 1.62 µs against PyTorch's 1.20 µs); the log gives the graph's step for
+// the README (PyTorch's graph of those kernels: 0.96 ms on an H200).
+func TestGPUKernelFloor(t *testing.T) {
+	ex := gpu(t)
+	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
+	p, box := run(t, ex, replay.Step{ComputeNS: 800 * 935, Launches: l}, "cuda-graph")
+	if box == nil || box.KernelFloorNS <= 0 || box.KernelNS <= 0 {
+		t.Fatalf("box %+v: no kernel floor or kernel time", box)
+	}
+	t.Logf("kernel floor %v, replayed 935 ns kernel %v back to back; cuda-graph GPU %v per step",
+		time.Duration(box.KernelFloorNS), time.Duration(box.KernelNS), time.Duration(p.Variants[1].GPUNSMean))
+	if box.KernelNS >= l.KernelNS+box.KernelFloorNS {
+		t.Errorf("a replayed kernel takes %v back to back, not less than the floor %v plus the trace's %v",
+			time.Duration(box.KernelNS), time.Duration(box.KernelFloorNS), time.Duration(l.KernelNS))
+	}
+}
