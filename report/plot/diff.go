@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -43,10 +42,7 @@ func NewStepsDiff(before, after *audit.Analysis) (*Figure, error) {
 	p.Y.Label.Text = fmt.Sprintf("mean steady step (%s)", u.Name)
 	p.X.Min, p.X.Max = -0.6, 1.6
 	p.Y.Min, p.Y.Max = 0, max(u.of(tallest)*1.12, 1e-9)
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 	bars := &boxes{}
 	totals := &notes{Style: textStyle(11, colRule, draw.XCenter, draw.YBottom)}
 	ticks := make([]plot.Tick, len(side))
@@ -95,10 +91,7 @@ func NewReplay(variants []ReplayBar) (*Figure, error) {
 	p.X.Label.Text = "replay variant"
 	p.X.Min, p.X.Max = -0.6, float64(len(variants))-0.4
 	p.Y.Min, p.Y.Max = 0, max(u.of(tallest)*1.14, 1e-9)
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 	bars := &boxes{}
 	texts := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom)}
 	ticks := make([]plot.Tick, len(variants))

@@ -5,7 +5,6 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -50,10 +49,7 @@ func NewFindings(r *audit.Analysis) (*Figure, error) {
 	p.X.Max = max(u.of(longest)*1.08, u.of(r.Steps.MedianNS)*1.05)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	bareAxis(&p.Y)
-	g := plotter.NewGrid()
-	g.Horizontal.Color = nil
-	g.Vertical = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(false)
 
 	bars := &boxes{MinWidth: vg.Points(1.5)}
 	texts := &notes{Style: textStyle(11, colRule, draw.XLeft, draw.YCenter)}

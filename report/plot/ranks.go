@@ -5,7 +5,6 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -46,10 +45,7 @@ func NewRanks(j *job.Report) (*Figure, error) {
 	p.X.Label.Text = "rank (GPU)"
 	p.X.Min, p.X.Max = -0.6, float64(len(j.Ranks))-0.4
 	p.Y.Min, p.Y.Max = 0, u.of(max(tallest, 1))*1.25
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	bars := &boxes{}
 	outline := &boxes{Line: draw.LineStyle{Color: colError, Width: vg.Points(2.5)}}

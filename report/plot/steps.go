@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -98,10 +97,7 @@ func NewSteps(r *audit.Analysis) (*Figure, error) {
 	p.X.Label.Text = "step (steps from " + r.Steps.Source + ")"
 	p.X.Min, p.X.Max = -0.6, float64(len(steps))-0.4
 	p.Y.Min, p.Y.Max = 0, u.of(longest)*1.2
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	bars := &boxes{}
 	totals := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom), Background: color.White}

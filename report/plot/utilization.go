@@ -74,10 +74,7 @@ func NewUtilization(r *audit.Analysis) (*Figure, error) {
 	p.X.Label.Text = fmt.Sprintf("time since trace start (%s)", u.Name)
 	p.Y.Label.Text = fmt.Sprintf("GPU busy (%% of each %s bin)", units.Dur(binNS))
 	p.Y.Tick.Marker = percentTicks{}
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	series := []struct {
 		set   ivl.Set
