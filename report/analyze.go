@@ -151,6 +151,31 @@ func HasComm(r *audit.Analysis) bool {
 	return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS[index.Comm] > 0
 }
 
+// stepName is step i's range name, or "step N" (counted from 1) for a
+// step with none.
+func stepName(s audit.StepInfo, i int) string {
+	if s.Name == "" {
+		return fmt.Sprintf("step %d", i+1)
+	}
+	return s.Name
+}
+
+// stepLabel is stepName with why the step is excluded from the steady
+// state, if it is: start-up, the loop's end, or a pause.
+func stepLabel(s audit.StepInfo, i int) string {
+	name := stepName(s, i)
+	if s.Startup {
+		name += " (start-up, excluded)"
+	}
+	if s.Teardown {
+		name += " (loop end, excluded)"
+	}
+	if s.Paused {
+		name += " (paused, excluded)"
+	}
+	return name
+}
+
 // shownBuckets are the buckets of the two-clock split that the step
 // tables show, in order: all of them, comm only where the run communicates.
 func shownBuckets(comm bool) []index.Bucket {

@@ -188,12 +188,8 @@ func renderChromeTrace(w io.Writer, doc any, _ Options) error {
 		if s.EndNS <= lo || s.StartNS >= hi {
 			continue
 		}
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("step %d", i+1)
-		}
 		b := s.BreakdownNS
-		tw.slice(auditPID, 1, name, "step", s.StartNS, s.EndNS, args("compute_ns", b[index.Compute], "copy_ns", b[index.Copy], "sync_ns", b[index.Sync],
+		tw.slice(auditPID, 1, stepName(s, i), "step", s.StartNS, s.EndNS, args("compute_ns", b[index.Compute], "copy_ns", b[index.Copy], "sync_ns", b[index.Sync],
 			"os_ns", b[index.OS], "data_ns", b[index.Data], "other_ns", b[index.Other]))
 	}
 	for i, f := range r.Findings {

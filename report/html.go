@@ -216,20 +216,7 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
 		}
 		for i, st := range s.PerStep {
-			name := st.Name
-			if name == "" {
-				name = fmt.Sprintf("step %d", i+1)
-			}
-			if st.Startup {
-				name += " (start-up, excluded)"
-			}
-			if st.Teardown {
-				name += " (loop end, excluded)"
-			}
-			if st.Paused {
-				name += " (paused, excluded)"
-			}
-			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
+			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(stepLabel(st, i)), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
 		}
 		b := s.BreakdownNS
 		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})

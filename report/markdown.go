@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -137,17 +136,7 @@ func writeStepTable(p *printer, r *audit.Analysis) {
 		p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for i, s := range r.Steps.PerStep {
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("step %d", i+1)
-		}
-		if s.Startup {
-			name += " (start-up, excluded)"
-		}
-		if s.Teardown {
-			name += " (loop end, excluded)"
-		}
-		p.line("| %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
+		p.line("| %s | %s | %s |", mdCell(stepLabel(s, i)), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
 	}
 	b := r.Steps.BreakdownNS
 	p.line("| **mean steady step** | **%s** | %s |", units.Dur(b.Total()), cells(b))
