@@ -121,7 +121,7 @@ func sameCollective(a, b *audit.Collective) bool {
 
 // stepNumber reads N from "ProfilerStep#N".
 func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep#")
+	rest, ok := strings.CutPrefix(name, timeline.ProfilerStepPrefix)
 	if !ok {
 		return 0, false
 	}
