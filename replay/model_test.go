@@ -62,7 +62,9 @@ func TestOtherBurnLeavesOutTheRealMunmap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.unmapNS <= 0 || int64(r.otherBurn) != p.Step.OtherNS-r.unmapNS {
+		// The munmap is measured for real: on a loaded machine it can take
+		// longer than the whole other phase, which then burns nothing.
+		if r.unmapNS <= 0 || int64(r.otherBurn) != max(p.Step.OtherNS-r.unmapNS, 0) {
 			t.Errorf("OS calls observed %v: other burn %v, munmap %d ns of %d ns other work", os, r.otherBurn, r.unmapNS, p.Step.OtherNS)
 		}
 	}
