@@ -59,6 +59,8 @@ type Pass struct {
 	ResultOf map[*Analyzer]any
 	// Report records a finding. The driver fills in ID, Severity (from
 	// Share and the bands), EstimatedSpeedup and VerifyWith when unset.
+	// The name is go/analysis's verb (Pass.Report) and stays; the document
+	// built from all findings is audit.Analysis.
 	Report func(Finding)
 }
 

@@ -2,11 +2,12 @@
 // Nsight Systems SQLite exports to ingest/nsys, PyTorch profiler Chrome
 // traces (plain or gzip-compressed) to ingest/chrome. The format is detected
 // from the file's first bytes, not from its name; the name only serves to
-// recognise Nsight Systems report files that must be exported first.
+// recognise Nsight Systems report files that must be exported first. Each
+// format is one entry of a registry (formats.go): how it is detected, and
+// its reader, of one signature for all.
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,37 +24,6 @@ import (
 	"github.com/traceaudit/traceaudit/internal/sysmem"
 	"github.com/traceaudit/traceaudit/timeline"
 )
-
-// Format is a recognised input format.
-type Format int
-
-// Formats.
-const (
-	FormatUnknown Format = iota
-	// FormatNsys is an Nsight Systems SQLite export.
-	FormatNsys
-	// FormatChrome is a Chrome trace (JSON).
-	FormatChrome
-	// FormatChromeGzip is a gzip-compressed Chrome trace.
-	FormatChromeGzip
-	// FormatNsysReport is an Nsight Systems report (.nsys-rep, .qdrep),
-	// which must be exported to SQLite first.
-	FormatNsysReport
-)
-
-func (f Format) String() string {
-	switch f {
-	case FormatNsys:
-		return "nsys-sqlite"
-	case FormatChrome:
-		return "chrome-trace"
-	case FormatChromeGzip:
-		return "chrome-trace (gzip)"
-	case FormatNsysReport:
-		return "nsys-report"
-	}
-	return "unknown"
-}
 
 // Options control reading.
 type Options struct {
@@ -118,11 +88,6 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-var (
-	sqliteMagic = []byte("SQLite format 3\x00")
-	gzipMagic   = []byte{0x1f, 0x8b}
-)
-
 // Detect reads the start of path and says which format it is.
 func Detect(path string) (Format, error) {
 	f, err := os.Open(path)
@@ -136,24 +101,6 @@ func Detect(path string) (Format, error) {
 		return FormatUnknown, err
 	}
 	return detectBytes(path, head[:n]), nil
-}
-
-func detectBytes(path string, head []byte) Format {
-	switch {
-	case bytes.HasPrefix(head, sqliteMagic):
-		return FormatNsys
-	case bytes.HasPrefix(head, gzipMagic):
-		return FormatChromeGzip
-	}
-	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xef\xbb\xbf")), " \t\r\n")
-	if len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		return FormatChrome
-	}
-	ext := strings.ToLower(filepath.Ext(path))
-	if ext == ".nsys-rep" || ext == ".qdrep" {
-		return FormatNsysReport
-	}
-	return FormatUnknown
 }
 
 // Open reads the profile at path into a validated timeline. Every error it
@@ -199,25 +146,17 @@ func open(path string, opts Options) (*timeline.Timeline, error) {
 		}
 		return nil, err
 	}
-	switch format {
-	case FormatNsys:
-		tl, err := nsys.ReadFile(path, nsys.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()})
-		return tl, tooLarge(path, err)
-	case FormatChrome, FormatChromeGzip:
-		tl, err := openChrome(path, st.Size(), format == FormatChromeGzip, opts)
-		return tl, tooLarge(path, err)
-	case FormatNsysReport:
-		return openReport(path, opts)
+	if f := lookup(format); f != nil {
+		return f.read(path, st.Size(), opts)
 	}
 	return nil, &Error{Path: path,
-		Err:  errors.New("not a recognised profile: expected an Nsight Systems SQLite export or a PyTorch profiler Chrome trace (.json or .json.gz)"),
-		Hint: ""}
+		Err: errors.New("not a recognised profile: expected an Nsight Systems SQLite export or a PyTorch profiler Chrome trace (.json or .json.gz)")}
 }
 
 // openReport exports an Nsight Systems report with nsys (or reuses an
 // earlier export) and reads the export; without nsys it says how to
 // export.
-func openReport(path string, opts Options) (*timeline.Timeline, error) {
+func openReport(path string, _ int64, opts Options) (*timeline.Timeline, error) {
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()

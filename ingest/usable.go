@@ -3,7 +3,6 @@ package ingest
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -82,27 +81,5 @@ func Usable(tl *timeline.Timeline) error {
 // unreadCategories lists the unread categories, most events first, with
 // their counts.
 func unreadCategories(m map[string]int) string {
-	type kc struct {
-		k string
-		n int
-	}
-	var all []kc
-	for k, n := range m {
-		all = append(all, kc{k, n})
-	}
-	slices.SortFunc(all, func(a, b kc) int {
-		if a.n != b.n {
-			return b.n - a.n
-		}
-		return strings.Compare(a.k, b.k)
-	})
-	var out []string
-	for i, c := range all {
-		if i == 3 {
-			out = append(out, fmt.Sprintf("and %d more", len(all)-3))
-			break
-		}
-		out = append(out, fmt.Sprintf("%s (%s events)", c.k, units.Count(c.n)))
-	}
-	return strings.Join(out, ", ")
+	return units.TopCounts(m, 3, func(k string, n int) string { return fmt.Sprintf("%s (%s events)", k, units.Count(n)) })
 }

@@ -3,6 +3,8 @@ package replay
 import (
 	"fmt"
 	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // How batches are made, handed over, pinned and freed: the host side of a
@@ -74,7 +76,7 @@ func (l *loop) producerBatch(scratch []byte, seed byte) (*batch, error) {
 	}
 	b := &batch{}
 	for _, c := range l.r.p.Step.Copies {
-		if c.Dir != "HtoD" {
+		if c.Dir != timeline.CopyHtoD {
 			b.bufs = append(b.bufs, nil)
 			continue
 		}
@@ -124,7 +126,7 @@ func (l *loop) pooled() *batch {
 	b := &batch{pooled: true}
 	for _, c := range l.r.p.Step.Copies {
 		var buf []byte
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			buf = make([]byte, c.Bytes)
 		}
 		b.bufs = append(b.bufs, buf)
@@ -143,7 +145,7 @@ func (l *loop) mainBatch() (*batch, error) {
 	} else {
 		b = &batch{}
 		for _, c := range st.Copies {
-			if c.Dir != "HtoD" {
+			if c.Dir != timeline.CopyHtoD {
 				b.bufs = append(b.bufs, nil)
 				continue
 			}
@@ -176,7 +178,7 @@ func (l *loop) mainBatch() (*batch, error) {
 // anyFresh says whether the main thread's batches live in fresh mappings.
 func anyFresh(st *Step) bool {
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" && freshMain(st, c) {
+		if c.Dir == timeline.CopyHtoD && freshMain(st, c) {
 			return true
 		}
 	}

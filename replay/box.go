@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Box is what the machine that replays measured before the variants: the
@@ -90,7 +91,7 @@ func (r *rig) measureBox() (*Box, error) {
 	var idx []int
 	var biggest, total int64
 	for i, c := range r.p.Step.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			idx = append(idx, i)
 			biggest = max(biggest, c.Bytes)
 			total += c.Bytes

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // batch is one step's host data: one buffer per copy of the plan.
@@ -96,7 +98,7 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 			l.slots = append(l.slots, sl)
 			for _, cp := range st.Copies {
 				var b []byte
-				if cp.Dir == "HtoD" {
+				if cp.Dir == timeline.CopyHtoD {
 					var err error
 					if b, err = r.ex.AllocPinned(cp.Bytes); err != nil {
 						return fail(err)
@@ -108,7 +110,7 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 		}
 		for _, cp := range st.Copies {
 			var b []byte
-			if cp.Dir == "DtoH" {
+			if cp.Dir == timeline.CopyDtoH {
 				var err error
 				if b, err = r.ex.AllocPinned(cp.Bytes); err != nil {
 					return fail(err)
@@ -173,7 +175,7 @@ func producerOf(r *rig, s Setup, w, n int) producer {
 func maxHtoD(st *Step) int64 {
 	var n int64
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			n = max(n, c.Bytes)
 		}
 	}

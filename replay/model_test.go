@@ -62,7 +62,9 @@ func TestOtherBurnLeavesOutTheRealMunmap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.unmapNS <= 0 || int64(r.otherBurn) != p.Step.OtherNS-r.unmapNS {
+		// The munmap is measured for real: on a loaded machine it can take
+		// longer than the whole other phase, which then burns nothing.
+		if r.unmapNS <= 0 || int64(r.otherBurn) != max(p.Step.OtherNS-r.unmapNS, 0) {
 			t.Errorf("OS calls observed %v: other burn %v, munmap %d ns of %d ns other work", os, r.otherBurn, r.unmapNS, p.Step.OtherNS)
 		}
 	}
@@ -220,7 +222,7 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if box == nil || box.KernelNS != 5_000 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.Bytes != 0 || box.PageableGBps != 0 {
 		t.Fatalf("box %+v, want kernel 5000 ns, floor %v and no copies", box, kernelOverhead)
 	}
-	rep := NewReport(p, "fake", true, 2, box)
+	rep := NewResult(p, "fake", true, 2, box)
 	for _, n := range rep.Notes {
 		if strings.Contains(n, "launch-bound kernel takes") || strings.HasPrefix(n, "cuda-graph:") {
 			t.Errorf("kernels replayed at the trace's duration, no graph variant, noted: %q", n)
@@ -235,7 +237,7 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "cuda-graph: each of the 50 replayed kernels takes 5.00 µs back to back here (it spins for the trace's 5.00 µs less this GPU's empty-kernel floor of 2.00 µs)"
-	if rep := NewReport(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+	if rep := NewResult(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 		t.Errorf("notes %q lack %q", rep.Notes, want)
 	}
 	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000}, p.Step.Launches); !strings.Contains(n, "launch-bound kernel takes 7.00 µs here") || strings.Contains(n, "empty kernel") {

@@ -42,8 +42,9 @@ const BuildGBps = 10
 
 // Copy is one host-device transfer of a step.
 type Copy struct {
-	// Dir is "HtoD" or "DtoH".
-	Dir string `json:"dir"`
+	// Dir is timeline.CopyHtoD or timeline.CopyDtoH ("HtoD" or "DtoH" in
+	// JSON).
+	Dir timeline.CopyKind `json:"dir"`
 	// Bytes is the size of the transfer.
 	Bytes int64 `json:"bytes"`
 	// Pageable says the host side is pageable memory (else pinned).
@@ -125,7 +126,7 @@ type Step struct {
 func (s *Step) BatchBytes() int64 {
 	var n int64
 	for _, c := range s.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			n += c.Bytes
 		}
 	}
@@ -193,7 +194,7 @@ func (p *Plan) prefetchWorkers() int {
 }
 
 // Build makes the plan of a trace from its analysis.
-func Build(r *audit.Report) (*Plan, error) {
+func Build(r *audit.Analysis) (*Plan, error) {
 	ix, tl := r.Index, r.Timeline
 	if ix == nil || tl == nil {
 		return nil, fmt.Errorf("the report of %s has no timeline", r.File)
@@ -330,7 +331,7 @@ func copiesIn(tl *timeline.Timeline, ix *index.Index, s index.Step) []Copy {
 		if !index.HostCopy(e) || e.Bytes < MinCopyBytes || !ix.OnDevices(e) || e.Start < s.Start || e.Start >= s.End {
 			continue
 		}
-		out = append(out, Copy{Dir: e.Copy.String(), Bytes: e.Bytes, Pageable: !index.PinnedSide(e),
+		out = append(out, Copy{Dir: e.Copy, Bytes: e.Bytes, Pageable: !index.PinnedSide(e),
 			SideStream: !ix.KernelStreams[e.Track], ObservedNS: e.Dur()})
 	}
 	return out
@@ -395,7 +396,7 @@ func hostEvents(tl *timeline.Timeline, ix *index.Index) int {
 func traceGBps(copies []Copy) TraceGBps {
 	var pb, pt, qb, qt int64
 	for _, c := range copies {
-		if c.Dir != "HtoD" || c.ObservedNS <= 0 {
+		if c.Dir != timeline.CopyHtoD || c.ObservedNS <= 0 {
 			continue
 		}
 		if c.Pageable {
@@ -415,7 +416,7 @@ func traceGBps(copies []Copy) TraceGBps {
 }
 
 // findingOf is the finding with the given ID at or above min, or nil.
-func findingOf(r *audit.Report, id string, min analyze.Severity) *analyze.Finding {
+func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].ID == id && r.Findings[i].Severity >= min {
 			return &r.Findings[i]

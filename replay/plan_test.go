@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
 	"github.com/traceaudit/traceaudit/analyze/passes/syncapi"
 	"github.com/traceaudit/traceaudit/analyze/suite"
@@ -59,7 +60,7 @@ func TestPlansOfRealTraces(t *testing.T) {
 			if p.ObservedStepNS <= 0 || p.ObservedStepMeanNS <= 0 || p.ObservedGPUNS <= 0 || st.ComputeNS <= 0 {
 				t.Fatalf("plan %+v", p)
 			}
-			if len(st.Copies) == 0 || st.Copies[0].Dir != "HtoD" || st.Copies[0].Pageable != c.pageable {
+			if len(st.Copies) == 0 || st.Copies[0].Dir != timeline.CopyHtoD || st.Copies[0].Pageable != c.pageable {
 				t.Fatalf("copies %+v", st.Copies)
 			}
 			if (st.Munmaps > 0) != c.munmaps || st.Batches != c.batches || st.Sync != c.sync {
@@ -122,7 +123,7 @@ func TestR0PlanFigures(t *testing.T) {
 	}
 }
 
-func report(t *testing.T, path string) *audit.Report {
+func report(t *testing.T, path string) *audit.Analysis {
 	t.Helper()
 	return auditOf(t, path)
 }
@@ -181,7 +182,7 @@ func launchBoundTimeline(t *testing.T, pin bool) *timeline.Timeline {
 	return b.Build(t)
 }
 
-func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Report) {
+func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Analysis) {
 	t.Helper()
 	r, err := audit.Run(tl, analyze.DefaultConfig())
 	if err != nil {
@@ -211,8 +212,8 @@ func TestLaunchBoundPlansCUDAGraph(t *testing.T) {
 	// phase (199 gaps of 15 µs and the tail of the last kernel are other
 	// time in the trace; the launch phase stands for 200 × 15 µs of it).
 	gaps := int64(200) * (20 - 5) * tt.Us
-	if p.Step.OtherNS < 0 || p.Step.OtherNS > r.Steps.BreakdownNS.Other+r.Steps.BreakdownNS.Sync-gaps+tt.Us {
-		t.Errorf("other %d, trace other %d + sync %d", p.Step.OtherNS, r.Steps.BreakdownNS.Other, r.Steps.BreakdownNS.Sync)
+	if p.Step.OtherNS < 0 || p.Step.OtherNS > r.Steps.BreakdownNS[index.Other]+r.Steps.BreakdownNS[index.Sync]-gaps+tt.Us {
+		t.Errorf("other %d, trace other %d + sync %d", p.Step.OtherNS, r.Steps.BreakdownNS[index.Other], r.Steps.BreakdownNS[index.Sync])
 	}
 	// Sync-api at any severity plans no-sync.
 	if v := variant(p, NoSync); v == nil || v.Plan.SyncEvery != SyncEvery || p.Variants[0].Plan.SyncEvery != 1 {

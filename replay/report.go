@@ -7,9 +7,9 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-// Report is the `traceaudit replay --format json` object (design.md).
+// Result is the `traceaudit replay --format json` object (design.md).
 // Fields may be added, never renamed.
-type Report struct {
+type Result struct {
 	File   string `json:"file"`
 	DryRun bool   `json:"dry_run"`
 	// Device names the GPU ("" in dry runs).
@@ -67,10 +67,10 @@ const (
 // Faithful says whether x is within FidelityLow..FidelityHigh.
 func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 
-// NewReport describes plan p; box is what Run measured (nil in dry runs);
+// NewResult describes plan p; box is what Run measured (nil in dry runs);
 // when measured is true the fidelity and the notes are computed.
-func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Report {
-	r := &Report{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
+func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Result {
+	r := &Result{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
 		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if measured {
@@ -108,7 +108,7 @@ func NewReport(p *Plan, device string, measured bool, steps int, box *Box) *Repo
 // v, in nanoseconds: the replayed observed mean step (the trace's mean step
 // in a dry run) divided by v's predicted speedup, which the analyzers
 // compute from means; 0 when v has no prediction.
-func (r *Report) PredictedStepNS(v Variant) int64 {
+func (r *Result) PredictedStepNS(v Variant) int64 {
 	if v.PredictedSpeedup <= 0 {
 		return 0
 	}
@@ -128,7 +128,7 @@ func ratio(a, b int64) float64 {
 
 // fidelityNotes says what differs when the observed replay is not within
 // 0.9–1.1 of the trace.
-func fidelityNotes(r *Report) []string {
+func fidelityNotes(r *Result) []string {
 	f := r.Fidelity
 	var out []string
 	if !Faithful(f.GPU) && r.ObservedGPUNS > 0 {

@@ -28,7 +28,7 @@ func TestFidelityComparesMeans(t *testing.T) {
 	p := tiny(BatchesMain)
 	p.ObservedStepNS, p.ObservedStepMeanNS = 1_000_000, 1_800_000
 	measured(p, map[string][2]int64{Observed: {1_800_000, 1_750_000}})
-	r := NewReport(p, "fake GPU", true, 10, nil)
+	r := NewResult(p, "fake GPU", true, 10, nil)
 	if f := r.Fidelity; f.Step != 1 || f.StepMedian != 1.75 || f.GPU != 1 {
 		t.Errorf("fidelity %+v", f)
 	}
@@ -45,7 +45,7 @@ func TestNotesSayWhatDiffers(t *testing.T) {
 	}
 	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}, Pinned: {2_900_000, 2_900_000}})
 	p.Variants[0].GPUNSMean = 700_000
-	r := NewReport(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20})
+	r := NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20})
 	all := strings.Join(r.Notes, "\n")
 	for _, want := range []string{
 		"pageable copies run 50 % faster on this box (9.0 GB/s) than in the trace (6.0 GB/s)",
@@ -64,7 +64,7 @@ func TestNotesSayWhatDiffers(t *testing.T) {
 	q := tiny(BatchesMain)
 	q.TraceGBps = TraceGBps{Pageable: 6}
 	measured(q, map[string][2]int64{Observed: {2_100_000, 2_000_000}})
-	if r := NewReport(q, "fake GPU", true, 10, &Box{PageableGBps: 6.5, PinnedGBps: 50}); len(r.Notes) != 0 {
+	if r := NewResult(q, "fake GPU", true, 10, &Box{PageableGBps: 6.5, PinnedGBps: 50}); len(r.Notes) != 0 {
 		t.Errorf("notes %q for a faithful replay", r.Notes)
 	}
 }
@@ -85,11 +85,11 @@ func TestCostNote(t *testing.T) {
 func TestPredictedStepNS(t *testing.T) {
 	vs := []Variant{{Name: Observed, PredictedSpeedup: 1, Measured: Measured{StepNSMean: 90e6, StepNSMedian: 80e6}},
 		{Name: "pinned", PredictedSpeedup: 3}, {Name: "x"}}
-	measured := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, Variants: vs}
+	measured := &Result{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, Variants: vs}
 	if got := measured.PredictedStepNS(vs[1]); got != 30e6 {
 		t.Errorf("measured: %d, want the replayed observed mean step / 3 = 30 ms", got)
 	}
-	dry := &Report{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, DryRun: true, Variants: vs}
+	dry := &Result{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, DryRun: true, Variants: vs}
 	if got := dry.PredictedStepNS(vs[1]); got != 40e6 {
 		t.Errorf("dry run: %d, want the trace's mean step / 3 = 40 ms", got)
 	}

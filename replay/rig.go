@@ -2,6 +2,8 @@ package replay
 
 import (
 	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // rig holds what every variant shares: streams, device buffers, and what
@@ -96,7 +98,7 @@ func (r *rig) calibrate() error {
 	var sizes []int64
 	var biggest int64
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			sizes = append(sizes, c.Bytes)
 			biggest = max(biggest, c.Bytes)
 		}
@@ -329,7 +331,7 @@ func unmapsOnMain(s Setup, st *Step) bool {
 		return !s.Pinned || s.PinOn == PinOnMain
 	}
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" && freshMain(st, c) {
+		if c.Dir == timeline.CopyHtoD && freshMain(st, c) {
 			return true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // tiny is a small hand-made plan for executing variants quickly: a 1 MiB
@@ -17,7 +19,7 @@ import (
 func tiny(batches string) *Plan {
 	p := &Plan{File: "tiny", ObservedStepNS: 2_000_000, ObservedStepMeanNS: 2_000_000, ObservedGPUNS: 500_000, Step: Step{
 		DataNS: 1_000_000, OtherNS: 50_000, ComputeNS: 300_000, Sync: true, Batches: batches, OSObserved: true,
-		Copies: []Copy{{Dir: "HtoD", Bytes: 1 << 20, Pageable: true, ObservedNS: 150_000}, {Dir: "DtoH", Bytes: 128 << 10, Pageable: true}},
+		Copies: []Copy{{Dir: timeline.CopyHtoD, Bytes: 1 << 20, Pageable: true, ObservedNS: 150_000}, {Dir: timeline.CopyDtoH, Bytes: 128 << 10, Pageable: true}},
 	}}
 	if batches == BatchesWorkers {
 		p.Step.Munmaps, p.Step.MunmapBytes = 1, 1<<20
@@ -356,7 +358,7 @@ func TestKernelsUnderTheFloor(t *testing.T) {
 	if empty != 3*50 {
 		t.Errorf("%d empty kernels launched, want 3 steps × 50", empty)
 	}
-	rep := NewReport(q, "fake", true, 2, box)
+	rep := NewResult(q, "fake", true, 2, box)
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "an empty kernel takes 2.00 µs here") }) {
 		t.Errorf("notes %q do not say the trace's kernels are under the floor", rep.Notes)
 	}
@@ -403,7 +405,7 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 	if box == nil || box.Bytes != 1<<20 || box.PageableGBps < 5.5 || box.PageableGBps > 6.5 || box.PinnedGBps < 50 || box.PinnedGBps > 60 {
 		t.Errorf("box %+v", box)
 	}
-	rep := NewReport(p, f.Device(), true, 3, box)
+	rep := NewResult(p, f.Device(), true, 3, box)
 	if rep.Fidelity == nil || rep.Fidelity.Step <= 0 || rep.Fidelity.GPU <= 0 || rep.Box != box || rep.StepStat != "mean" {
 		t.Errorf("report %+v", rep)
 	}

@@ -1,6 +1,10 @@
 package replay
 
-import "time"
+import (
+	"time"
+
+	"github.com/traceaudit/traceaudit/timeline"
+)
 
 // gpuOp runs op on s between two events, so that its GPU time is measured.
 func (l *loop) gpuOp(s Stream, op func() error) (timed, error) {
@@ -47,7 +51,7 @@ func (l *loop) copyIn(s Stream, b *batch, slot int) ([]timed, Stream, error) {
 		}
 	}
 	for i, c := range r.p.Step.Copies {
-		if c.Dir != "HtoD" {
+		if c.Dir != timeline.CopyHtoD {
 			continue
 		}
 		src, dst := b.bufs[i], r.dev[slot][i]
@@ -174,7 +178,7 @@ func (l *loop) step(k int) (stepWork, error) {
 		l.slotDone[slot] = ev
 	}
 	for i, c := range st.Copies {
-		if c.Dir != "DtoH" {
+		if c.Dir != timeline.CopyDtoH {
 			continue
 		}
 		dst, pinned := make([]byte, c.Bytes), false
@@ -212,7 +216,7 @@ func (l *loop) launchPhase(lb *Launches) error {
 
 func hasSide(st *Step) bool {
 	for _, c := range st.Copies {
-		if c.SideStream && c.Dir == "HtoD" {
+		if c.SideStream && c.Dir == timeline.CopyHtoD {
 			return true
 		}
 	}

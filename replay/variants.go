@@ -7,8 +7,10 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
 	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Variant names (design.md).
@@ -136,7 +138,7 @@ func observedSetup(p *Plan) Setup {
 	}
 	pinned := false
 	for _, c := range st.Copies {
-		if c.Dir == "HtoD" {
+		if c.Dir == timeline.CopyHtoD {
 			pinned = !c.Pageable
 			if c.Pageable {
 				break
@@ -190,7 +192,7 @@ func fixVariant(name string, p *Plan) Variant {
 // variants plans observed, one variant per finding that a replay can fix
 // (at warning or above, or any severity for launch-bound and sync-api),
 // and all when there is more than one fix.
-func variants(r *audit.Report, p *Plan) []Variant {
+func variants(r *audit.Analysis, p *Plan) []Variant {
 	if f := findingOf(r, dataloader.Analyzer.ID, analyze.SeverityWarning); f != nil {
 		if d, ok := dataloader.DetailOf(f); ok && d.Workers > 0 {
 			p.workers = d.Workers // the count the finding recommends
@@ -220,18 +222,18 @@ func variants(r *audit.Report, p *Plan) []Variant {
 // split: prefetching removes the data bucket, pinned copies the copy
 // bucket, reusing buffers the os bucket; a CUDA graph and dropping the
 // syncs remove what their findings counted (other-bucket time).
-func predictAll(r *audit.Report, s Setup, planned []*analyze.Finding) float64 {
+func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 {
 	b := r.Steps.BreakdownNS
-	step := b.Compute + b.Copy + b.Sync + b.OS + b.Data + b.Other
+	step := b[index.Compute] + b[index.Copy] + b[index.Sync] + b[index.OS] + b[index.Data] + b[index.Other]
 	saved := int64(0)
 	if s.Workers > 0 {
-		saved += b.Data
+		saved += b[index.Data]
 	}
 	if s.Pinned || s.CopyStream {
-		saved += b.Copy
+		saved += b[index.Copy]
 	}
 	if s.ReuseBuffers {
-		saved += b.OS
+		saved += b[index.OS]
 	}
 	var other int64
 	for _, f := range planned {
@@ -239,7 +241,7 @@ func predictAll(r *audit.Report, s Setup, planned []*analyze.Finding) float64 {
 			other += f.WastedNS
 		}
 	}
-	saved += min(other, b.Other+b.Sync)
+	saved += min(other, b[index.Other]+b[index.Sync])
 	if step <= 0 {
 		return 1
 	}

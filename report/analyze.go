@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -17,7 +18,7 @@ const textWidth = 100
 // analyzeText writes the terminal report: verdict first, then the step
 // split, then findings by wasted time with fix, code and evidence, then what
 // the input could not show.
-func analyzeText(p *printer, r *audit.Report) {
+func analyzeText(p *printer, r *audit.Analysis) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	p.line("%s", r.Verdict)
 	p.line("")
@@ -74,7 +75,7 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 }
 
 // notObservableText lists what the trace could not show.
-func notObservableText(p *printer, r *audit.Report) {
+func notObservableText(p *printer, r *audit.Analysis) {
 	if len(r.NotObservable) == 0 {
 		return
 	}
@@ -120,7 +121,7 @@ func stepsSummary(s audit.Steps, esc func(string) string) string {
 	return out
 }
 
-func writeStepsText(p *printer, r *audit.Report) {
+func writeStepsText(p *printer, r *audit.Analysis) {
 	p.line("steps: %s", stepsSummary(r.Steps, func(s string) string { return s }))
 	b := r.Steps.BreakdownNS
 	total := b.Total()
@@ -129,11 +130,10 @@ func writeStepsText(p *printer, r *audit.Report) {
 		part := func(name string, v int64) string {
 			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
 		}
-		parts := []string{part("compute", b.Compute)}
-		if comm {
-			parts = append(parts, part("comm", b.Comm))
+		var parts []string
+		for _, k := range shownBuckets(comm) {
+			parts = append(parts, part(k.String(), b[k]))
 		}
-		parts = append(parts, part("copy", b.Copy), part("sync", b.Sync), part("os", b.OS), part("data", b.Data), part("other", b.Other))
 		p.line("each step: %s", strings.Join(parts, " | "))
 	}
 	if comm {
@@ -147,11 +147,50 @@ func writeStepsText(p *printer, r *audit.Report) {
 
 // HasComm reports whether the run shows collective communication: reports
 // show the comm bucket only then.
-func HasComm(r *audit.Report) bool { return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS.Comm > 0 }
+func HasComm(r *audit.Analysis) bool {
+	return r.GPU.CommBusyShare > 0 || r.Steps.BreakdownNS[index.Comm] > 0
+}
+
+// stepName is step i's range name, or "step N" (counted from 1) for a
+// step with none.
+func stepName(s audit.StepInfo, i int) string {
+	if s.Name == "" {
+		return fmt.Sprintf("step %d", i+1)
+	}
+	return s.Name
+}
+
+// stepLabel is stepName with why the step is excluded from the steady
+// state, if it is: start-up, the loop's end, or a pause.
+func stepLabel(s audit.StepInfo, i int) string {
+	name := stepName(s, i)
+	if s.Startup {
+		name += " (start-up, excluded)"
+	}
+	if s.Teardown {
+		name += " (loop end, excluded)"
+	}
+	if s.Paused {
+		name += " (paused, excluded)"
+	}
+	return name
+}
+
+// shownBuckets are the buckets of the two-clock split that the step
+// tables show, in order: all of them, comm only where the run communicates.
+func shownBuckets(comm bool) []index.Bucket {
+	out := make([]index.Bucket, 0, index.NumBuckets)
+	for k := range index.NumBuckets {
+		if k != index.Comm || comm {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // windowStart is the trace's first timestamp, from which evidence times
 // are shown.
-func windowStart(r *audit.Report) int64 { return r.WindowStartNS }
+func windowStart(r *audit.Analysis) int64 { return r.WindowStartNS }
 
 // at formats an offset from the start of the trace: "+1.234 s" ("-0.045 s"
 // for a peer's time before this rank's trace began).
@@ -185,7 +224,7 @@ func wrap(s string, width int) []string {
 }
 
 // MaxSeverity is the highest severity among the reports' findings.
-func MaxSeverity(reports ...*audit.Report) analyze.Severity {
+func MaxSeverity(reports ...*audit.Analysis) analyze.Severity {
 	m := analyze.SeverityNone
 	for _, r := range reports {
 		for _, f := range r.Findings {

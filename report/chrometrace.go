@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -151,7 +152,7 @@ func (w *traceWriter) slice(pid, tid int64, name, cat string, start, end int64, 
 
 // steadyWindow is the span of the steady steps (the whole trace when there
 // are none).
-func steadyWindow(r *audit.Report) (lo, hi int64) {
+func steadyWindow(r *audit.Analysis) (lo, hi int64) {
 	lo, hi = r.Timeline.Span()
 	first := true
 	for _, s := range r.Steps.PerStep {
@@ -168,7 +169,7 @@ func steadyWindow(r *audit.Report) (lo, hi int64) {
 
 // renderChromeTrace writes the annotated Chrome trace of an analyze report.
 func renderChromeTrace(w io.Writer, doc any, _ Options) error {
-	r, ok := doc.(*audit.Report)
+	r, ok := doc.(*audit.Analysis)
 	if !ok {
 		return unsupported(ChromeTrace, doc)
 	}
@@ -187,13 +188,9 @@ func renderChromeTrace(w io.Writer, doc any, _ Options) error {
 		if s.EndNS <= lo || s.StartNS >= hi {
 			continue
 		}
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("step %d", i+1)
-		}
 		b := s.BreakdownNS
-		tw.slice(auditPID, 1, name, "step", s.StartNS, s.EndNS, args("compute_ns", b.Compute, "copy_ns", b.Copy, "sync_ns", b.Sync,
-			"os_ns", b.OS, "data_ns", b.Data, "other_ns", b.Other))
+		tw.slice(auditPID, 1, stepName(s, i), "step", s.StartNS, s.EndNS, args("compute_ns", b[index.Compute], "copy_ns", b[index.Copy], "sync_ns", b[index.Sync],
+			"os_ns", b[index.OS], "data_ns", b[index.Data], "other_ns", b[index.Other]))
 	}
 	for i, f := range r.Findings {
 		tid := int64(2 + i)

@@ -10,6 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -69,7 +70,7 @@ func FuzzRenderers(f *testing.F) {
 			t.Fatal(err)
 		}
 		d := compare.Compare(r, r)
-		for _, doc := range []any{r, []*audit.Report{r, r}, d} {
+		for _, doc := range []any{r, []*audit.Analysis{r, r}, d} {
 			for _, f := range []Format{Text, Markdown, JSON, HTML, ChromeTrace} {
 				var buf bytes.Buffer
 				err := Render(&buf, f, doc, Options{Command: "x"})
@@ -90,7 +91,7 @@ func FuzzRenderers(f *testing.F) {
 			}
 		}
 		b := r.Steps.BreakdownNS
-		if b.Compute < 0 || b.Copy < 0 || b.Sync < 0 || b.OS < 0 || b.Data < 0 || b.Other < 0 {
+		if b[index.Compute] < 0 || b[index.Copy] < 0 || b[index.Sync] < 0 || b[index.OS] < 0 || b[index.Data] < 0 || b[index.Other] < 0 {
 			t.Fatalf("negative bucket: %+v", b)
 		}
 	})

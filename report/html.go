@@ -14,6 +14,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
@@ -80,11 +81,11 @@ type htmlNote struct{ ID, Text string }
 func renderHTML(w io.Writer, doc any, o Options) error {
 	var pg htmlPage
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		pg = analyzeHTML(d)
 	case *compare.Diff:
 		pg = diffHTML(d)
-	case *replay.Report:
+	case *replay.Result:
 		pg = replayHTML(d)
 	case *job.Report:
 		pg = jobHTML(d)
@@ -165,7 +166,7 @@ func inlineSVG(b []byte) (template.HTML, error) {
 }
 
 // worstClass is the CSS class of the report's worst severity.
-func worstClass(r *audit.Report) string {
+func worstClass(r *audit.Analysis) string {
 	if m := MaxSeverity(r); m > 0 {
 		return m.String()
 	}
@@ -177,7 +178,7 @@ func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
 
-func analyzeHTML(r *audit.Report) htmlPage {
+func analyzeHTML(r *audit.Analysis) htmlPage {
 	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
 	s := r.Steps
@@ -204,31 +205,18 @@ func analyzeHTML(r *audit.Report) htmlPage {
 			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
 		// cells are a split's columns, with comm after compute where the
 		// run communicates.
-		cells := func(b audit.Breakdown) []htmlCell {
-			c := []htmlCell{cn(units.Dur(b.Compute))}
-			if comm {
-				c = append(c, cn(units.Dur(b.Comm)))
+		cells := func(b index.Breakdown) []htmlCell {
+			var c []htmlCell
+			for _, k := range shownBuckets(comm) {
+				c = append(c, cn(units.Dur(b[k])))
 			}
-			return append(c, cn(units.Dur(b.Copy)), cn(units.Dur(b.Sync)), cn(units.Dur(b.OS)), cn(units.Dur(b.Data)), cn(units.Dur(b.Other)))
+			return c
 		}
 		if comm {
 			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
 		}
 		for i, st := range s.PerStep {
-			name := st.Name
-			if name == "" {
-				name = fmt.Sprintf("step %d", i+1)
-			}
-			if st.Startup {
-				name += " (start-up, excluded)"
-			}
-			if st.Teardown {
-				name += " (loop end, excluded)"
-			}
-			if st.Paused {
-				name += " (paused, excluded)"
-			}
-			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(name), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
+			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(stepLabel(st, i)), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
 		}
 		b := s.BreakdownNS
 		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})
@@ -280,7 +268,7 @@ func jobHTML(j *job.Report) htmlPage {
 		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
 	for _, r := range j.Ranks {
 		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
-			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Report))}}
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			row.Cells[0].Text += " (straggler)"
 			row.Class = "total"
@@ -326,7 +314,7 @@ func diffHTML(d *compare.Diff) htmlPage {
 	return pg
 }
 
-func replayHTML(r *replay.Report) htmlPage {
+func replayHTML(r *replay.Result) htmlPage {
 	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
 	if r.DryRun {
 		pg.Sub = []string{"Dry run: the plan only, nothing was run."}

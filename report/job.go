@@ -26,7 +26,7 @@ func jobText(p *printer, j *job.Report) {
 			mark = " *"
 		}
 		p.line("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
-			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Report))
+			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis))
 	}
 	p.line("%s", jobLegend(j))
 	focus := focusRank(j)
@@ -45,13 +45,13 @@ func jobText(p *printer, j *job.Report) {
 	p.line("%s  (%s)", filepath.Base(focus.File), focus.Format)
 	p.line("%s", focus.Verdict)
 	p.line("")
-	writeStepsText(p, focus.Report)
+	writeStepsText(p, focus.Analysis)
 	if len(focus.Findings) == 0 {
 		p.line("")
 		p.line("no findings: nothing starves the GPU beyond the info threshold")
 	}
 	findingsText(p, focus.Findings, focus.WindowStartNS, func(f analyze.Finding) string { return replayCommand(j, *focus.Rank, f) })
-	notObservableText(p, focus.Report)
+	notObservableText(p, focus.Analysis)
 }
 
 // jobMarkdown writes a job for a pull request: verdict, ranks table,
@@ -69,7 +69,7 @@ func jobMarkdown(p *printer, j *job.Report, o Options) {
 			rank = fmt.Sprintf("**%d** (straggler)", *r.Rank)
 		}
 		p.line("| %s | %s | %d | %s | %s | %s | %s |", rank, device(*r.Device), *r.PID, units.Dur(r.Steps.MedianNS),
-			mdCell(verdictHead(r.Verdict)), waitCell(r), mdCell(topFinding(r.Report)))
+			mdCell(verdictHead(r.Verdict)), waitCell(r), mdCell(topFinding(r.Analysis)))
 	}
 	p.line("")
 	p.line("*%s*", mdEscape(strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")))
@@ -90,7 +90,7 @@ func jobMarkdown(p *printer, j *job.Report, o Options) {
 		p.line("")
 		p.line("**%s**", mdEscape(focus.Verdict))
 		p.line("")
-		findingsTable(p, focus.Report)
+		findingsTable(p, focus.Analysis)
 		for _, f := range focus.Findings {
 			findingMarkdown(p, f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f))
 		}
@@ -240,7 +240,7 @@ func waitCell(r *job.Rank) string {
 // topFinding is a report's first finding (the most wasted time) leaving
 // out gpu-idle, the symptom the others explain, unless no other finding
 // accounts for half of its time (the rule of job.Cause).
-func topFinding(r *audit.Report) string {
+func topFinding(r *audit.Analysis) string {
 	if len(r.Findings) == 0 {
 		return "-"
 	}
@@ -268,7 +268,7 @@ func MaxJobSeverity(j *job.Report) analyze.Severity {
 		m = max(m, f.Severity)
 	}
 	for _, r := range j.Ranks {
-		m = max(m, MaxSeverity(r.Report))
+		m = max(m, MaxSeverity(r.Analysis))
 	}
 	return m
 }

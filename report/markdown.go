@@ -1,19 +1,19 @@
 package report
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // analyzeMarkdown writes a report that reads well on GitHub: verdict,
 // findings table, per-step split, each finding's fix and code, plots, what
 // the trace could not show, and the command that produced it.
-func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
+func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	p.line("## traceaudit: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	p.line("**%s**", mdEscape(r.Verdict))
@@ -48,7 +48,7 @@ func analyzeMarkdown(p *printer, r *audit.Report, o Options) {
 }
 
 // findingsTable is the one-line-per-finding summary table.
-func findingsTable(p *printer, r *audit.Report) {
+func findingsTable(p *printer, r *audit.Analysis) {
 	if len(r.Findings) == 0 {
 		p.line("No findings: nothing starves the GPU beyond the info threshold.")
 		return
@@ -116,17 +116,16 @@ func mdCommand(p *printer, command string) {
 	}
 }
 
-func writeStepTable(p *printer, r *audit.Report) {
+func writeStepTable(p *printer, r *audit.Analysis) {
 	if len(r.Steps.PerStep) == 0 {
 		return
 	}
 	comm := HasComm(r)
-	cells := func(b audit.Breakdown) string {
-		v := []string{units.Dur(b.Compute)}
-		if comm {
-			v = append(v, units.Dur(b.Comm))
+	cells := func(b index.Breakdown) string {
+		var v []string
+		for _, k := range shownBuckets(comm) {
+			v = append(v, units.Dur(b[k]))
 		}
-		v = append(v, units.Dur(b.Copy), units.Dur(b.Sync), units.Dur(b.OS), units.Dur(b.Data), units.Dur(b.Other))
 		return strings.Join(v, " | ")
 	}
 	if comm {
@@ -137,17 +136,7 @@ func writeStepTable(p *printer, r *audit.Report) {
 		p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for i, s := range r.Steps.PerStep {
-		name := s.Name
-		if name == "" {
-			name = fmt.Sprintf("step %d", i+1)
-		}
-		if s.Startup {
-			name += " (start-up, excluded)"
-		}
-		if s.Teardown {
-			name += " (loop end, excluded)"
-		}
-		p.line("| %s | %s | %s |", mdCell(name), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
+		p.line("| %s | %s | %s |", mdCell(stepLabel(s, i)), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
 	}
 	b := r.Steps.BreakdownNS
 	p.line("| **mean steady step** | **%s** | %s |", units.Dur(b.Total()), cells(b))

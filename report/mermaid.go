@@ -8,6 +8,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/replay"
 )
@@ -115,19 +116,17 @@ func niceMax(x float64) float64 {
 // analyzeCharts are the Mermaid charts of an analyze report: where the
 // mean steady step goes (a pie of the two-clock split), and the wasted
 // time per step of each finding that wastes any.
-func analyzeCharts(r *audit.Report) [][]string {
+func analyzeCharts(r *audit.Analysis) [][]string {
 	var charts [][]string
 	b := r.Steps.BreakdownNS
 	step := b.Total()
 	if step > 0 {
 		_, div := timeUnit(step)
-		names := []string{"compute", "comm", "copy", "sync", "os", "data", "other"}
-		vals := []int64{b.Compute, b.Comm, b.Copy, b.Sync, b.OS, b.Data, b.Other}
-		labels := make([]string, len(names))
-		values := make([]float64, len(names))
-		for i, n := range names {
-			labels[i] = n + " " + units.Dur(vals[i])
-			values[i] = float64(vals[i]) / div
+		labels := make([]string, index.NumBuckets)
+		values := make([]float64, index.NumBuckets)
+		for k := range index.NumBuckets {
+			labels[k] = k.String() + " " + units.Dur(b[k])
+			values[k] = float64(b[k]) / div
 		}
 		charts = append(charts, mermaidPie("Where the mean steady step goes ("+units.Dur(step)+")", labels, values, bucketColors))
 	}
@@ -165,7 +164,7 @@ func diffCharts(d *compare.Diff) [][]string {
 
 // replayCharts show the measured mean step of each variant, the figure
 // the replay's speedups compare (none in a dry run).
-func replayCharts(r *replay.Report) [][]string {
+func replayCharts(r *replay.Result) [][]string {
 	if r.DryRun || len(r.Variants) == 0 {
 		return nil
 	}

@@ -66,9 +66,9 @@ type renderer func(w io.Writer, doc any, o Options) error
 var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, JSON: renderJSON, CSV: renderCSV, HTML: renderHTML, ChromeTrace: renderChromeTrace}
 
 // Render writes doc in format f, the one entry point of every renderer.
-// Documents are *audit.Report, []*audit.Report (several traces),
+// Documents are *audit.Analysis, []*audit.Analysis (several traces),
 // *audit.Batch (a batch), *job.Report (a job), *compare.Diff,
-// *compare.JobDiff, *replay.Report, *stats.Stats and *stats.Table. Text and
+// *compare.JobDiff, *replay.Result, *stats.Stats and *stats.Table. Text and
 // Markdown take all but tables in Markdown; CSV takes tables; HTML takes
 // analyze, diff and replay documents (with Options.Plots inline);
 // ChromeTrace takes an analyze report with its timeline; JSON takes any
@@ -92,9 +92,9 @@ func unsupported(f Format, doc any) error {
 func renderText(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: termSafe, color: o.Color}
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		analyzeText(p, d)
-	case []*audit.Report:
+	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
 				p.line("")
@@ -109,7 +109,7 @@ func renderText(w io.Writer, doc any, o Options) error {
 		jobDiffText(p, d)
 	case *compare.Diff:
 		diffText(p, d)
-	case *replay.Report:
+	case *replay.Result:
 		replayText(p, d)
 	case *stats.Stats:
 		statsText(p, d)
@@ -125,9 +125,9 @@ func renderText(w io.Writer, doc any, o Options) error {
 func renderMarkdown(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: mdSafe}
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		analyzeMarkdown(p, d, o)
-	case []*audit.Report:
+	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
 				p.line("")
@@ -144,7 +144,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 		jobDiffMarkdown(p, d, o)
 	case *compare.Diff:
 		diffMarkdown(p, d, o)
-	case *replay.Report:
+	case *replay.Result:
 		replayMarkdown(p, d, o)
 	default:
 		return unsupported(Markdown, doc)
@@ -167,7 +167,7 @@ func renderCSV(w io.Writer, doc any, _ Options) error {
 func renderJSON(w io.Writer, doc any, _ Options) error {
 	var body []byte
 	var err error
-	if rs, ok := doc.([]*audit.Report); ok {
+	if rs, ok := doc.([]*audit.Analysis); ok {
 		parts := make([][]byte, len(rs))
 		for i, r := range rs {
 			if parts[i], err = stamped(r); err != nil {

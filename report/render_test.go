@@ -12,7 +12,7 @@ import (
 )
 
 func TestRenderUnsupported(t *testing.T) {
-	r := &audit.Report{File: "a.json", Findings: nil}
+	r := &audit.Analysis{File: "a.json", Findings: nil}
 	for _, c := range []struct {
 		f   Format
 		doc any
@@ -30,7 +30,7 @@ func TestRenderUnsupported(t *testing.T) {
 // TestRenderJSONStamped: every JSON document starts with schema_version
 // and tool_version; several reports are an array of stamped objects.
 func TestRenderJSONStamped(t *testing.T) {
-	r := &audit.Report{File: "a.json", Format: "chrome-trace", WindowNS: 7}
+	r := &audit.Analysis{File: "a.json", Format: "chrome-trace", WindowNS: 7}
 	var buf bytes.Buffer
 	if err := Render(&buf, JSON, r, Options{}); err != nil {
 		t.Fatal(err)
@@ -40,7 +40,7 @@ func TestRenderJSONStamped(t *testing.T) {
 		t.Errorf("got\n%s\nwant it to start with\n%s", buf.String(), want)
 	}
 	buf.Reset()
-	if err := Render(&buf, JSON, []*audit.Report{r, r}, Options{}); err != nil {
+	if err := Render(&buf, JSON, []*audit.Analysis{r, r}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var arr []map[string]any

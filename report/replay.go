@@ -10,7 +10,7 @@ import (
 )
 
 // planLine describes the replayed step in one line.
-func planLine(r *replay.Report) string {
+func planLine(r *replay.Result) string {
 	st := r.Step
 	var copies []string
 	for _, c := range st.Copies {
@@ -94,7 +94,7 @@ func fixFor(v replay.Variant) string {
 
 // boxLine sets the box's copy bandwidths beside the trace's, and one
 // short kernel's time here beside the trace's.
-func boxLine(r *replay.Report) string {
+func boxLine(r *replay.Result) string {
 	if r.Box == nil {
 		return ""
 	}
@@ -128,7 +128,7 @@ func boxLine(r *replay.Report) string {
 // replayText writes the terminal report: per variant the measured mean and
 // median step, speedup, predicted speedup and GPU time, then the box's
 // bandwidths, the fidelity of the observed replay and the notes.
-func replayText(p *printer, r *replay.Report) {
+func replayText(p *printer, r *replay.Result) {
 	if r.DryRun {
 		p.line("replay plan for %s (dry run: nothing was run)", filepath.Base(r.File))
 	} else {
@@ -174,7 +174,7 @@ func replayText(p *printer, r *replay.Report) {
 
 // notes are the report's notes, or the one line saying that the replay is
 // faithful when there is nothing to note.
-func notes(r *replay.Report) []string {
+func notes(r *replay.Result) []string {
 	if len(r.Notes) > 0 {
 		return r.Notes
 	}
@@ -183,7 +183,7 @@ func notes(r *replay.Report) []string {
 }
 
 // replayMarkdown writes the replay report for a pull request.
-func replayMarkdown(p *printer, r *replay.Report, o Options) {
+func replayMarkdown(p *printer, r *replay.Result, o Options) {
 	p.line("## traceaudit replay: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
 	if r.DryRun {

@@ -7,17 +7,18 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/replay"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // measuredReport is a replay report as a run on a GPU leaves it: a pinned
 // fix that measured slower, a box whose pageable copies are faster than the
 // trace's.
-func measuredReport() *replay.Report {
+func measuredReport() *replay.Result {
 	fix := "sync-memcpy"
 	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
 		TraceGBps: replay.TraceGBps{Pageable: 6},
 		Step: replay.Step{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
-			Copies: []replay.Copy{{Dir: "HtoD", Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
+			Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
 		Variants: []replay.Variant{
 			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1,
 				Measured: replay.Measured{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
@@ -26,7 +27,7 @@ func measuredReport() *replay.Report {
 				Measured: replay.Measured{StepNSMean: 25_000_000, StepNSMedian: 24_000_000, GPUNSMean: 3_000_000, Speedup: 0.84,
 					Note: "this fix costs more than it saves here: 0.84x, the step takes 19 % longer than observed"}},
 		}}
-	return replay.NewReport(p, "fake GPU", true, 2, &replay.Box{PageableGBps: 9, PinnedGBps: 54, Bytes: 120_000_000})
+	return replay.NewResult(p, "fake GPU", true, 2, &replay.Box{PageableGBps: 9, PinnedGBps: 54, Bytes: 120_000_000})
 }
 
 func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {

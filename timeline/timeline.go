@@ -92,6 +92,20 @@ func (c CopyKind) String() string {
 	return fmt.Sprintf("copy(%d)", uint8(c))
 }
 
+// MarshalText writes the direction's name ("HtoD"), as in JSON documents.
+func (c CopyKind) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a name that MarshalText writes.
+func (c *CopyKind) UnmarshalText(b []byte) error {
+	for i, n := range copyNames {
+		if n == string(b) {
+			*c = CopyKind(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown copy direction %q", b)
+}
+
 // MemKind is the kind of memory at one end of a copy or under a memset.
 type MemKind uint8
 

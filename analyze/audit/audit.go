@@ -15,9 +15,11 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// Report is the `traceaudit analyze --format json` object. Fields may be
-// added, never renamed.
-type Report struct {
+// Analysis is the `traceaudit analyze --format json` object: the result of
+// analysing one timeline. (The verb is analyze.Pass.Report, by which an
+// analyzer records a finding; the package rendering documents is report.)
+// Fields may be added, never renamed.
+type Analysis struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
 	// WindowNS spans all events of the input, from WindowStartNS (on the
@@ -75,21 +77,9 @@ type Steps struct {
 	// Source says how steps were found.
 	Source string `json:"source"`
 	// BreakdownNS is the mean two-clock split of a steady step.
-	BreakdownNS Breakdown `json:"breakdown_ns"`
+	BreakdownNS index.Breakdown `json:"breakdown_ns"`
 	// PerStep lists every step with its split, start-up first if any.
 	PerStep []StepInfo `json:"per_step"`
-}
-
-// Breakdown is the two-clock split in nanoseconds.
-type Breakdown struct {
-	Compute int64 `json:"compute"`
-	// Comm is collective communication with no compute kernel beside it.
-	Comm  int64 `json:"comm"`
-	Copy  int64 `json:"copy"`
-	Sync  int64 `json:"sync"`
-	OS    int64 `json:"os"`
-	Data  int64 `json:"data"`
-	Other int64 `json:"other"`
 }
 
 // StepInfo is one step.
@@ -100,8 +90,8 @@ type StepInfo struct {
 	Startup  bool   `json:"startup"`
 	Teardown bool   `json:"teardown"`
 	// Paused says the step was left out for a pause of a second or more.
-	Paused      bool      `json:"paused"`
-	BreakdownNS Breakdown `json:"breakdown_ns"`
+	Paused      bool            `json:"paused"`
+	BreakdownNS index.Breakdown `json:"breakdown_ns"`
 }
 
 // GPU holds busy shares of the steady window on the analysed devices.
@@ -114,30 +104,13 @@ type GPU struct {
 	BusyShare     float64 `json:"busy_share"`
 }
 
-// FromIndex converts an index breakdown.
-func FromIndex(b index.Breakdown) Breakdown {
-	return Breakdown{Compute: b[index.Compute], Comm: b[index.Comm], Copy: b[index.Copy], Sync: b[index.Sync],
-		OS: b[index.OS], Data: b[index.Data], Other: b[index.Other]}
-}
-
-// Index converts back to an index breakdown (FromIndex's inverse).
-func (b Breakdown) Index() index.Breakdown {
-	var x index.Breakdown
-	x[index.Compute], x[index.Comm], x[index.Copy], x[index.Sync] = b.Compute, b.Comm, b.Copy, b.Sync
-	x[index.OS], x[index.Data], x[index.Other] = b.OS, b.Data, b.Other
-	return x
-}
-
-// Total is the sum over buckets: the step time, in nanoseconds.
-func (b Breakdown) Total() int64 { return b.Index().Total() }
-
 // Run analyzes tl with the default suite.
-func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Report, error) {
+func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Analysis, error) {
 	return RunWith(tl, cfg, suite.Default)
 }
 
 // RunWith analyzes tl with the given analyzers.
-func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Report, error) {
+func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Analysis, error) {
 	if cfg == nil {
 		cfg = analyze.DefaultConfig()
 	}
@@ -148,7 +121,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	ix := res.ResultOf[index.Analyzer].(*index.Index)
 	lo, hi := tl.Span()
-	r := &Report{
+	r := &Analysis{
 		File: tl.Source.Path, Format: tl.Source.Format,
 		WindowNS: hi - lo, WindowStartNS: lo, SteadyWindowNS: ix.SteadyNS,
 		Findings: res.Findings, NotObservable: res.NotObservable,
@@ -161,7 +134,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		r.NotObservable = []analyze.NotObservable{}
 	}
 	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), Source: ix.Source,
-		BreakdownNS: FromIndex(ix.MeanBreakdown()), PerStep: []StepInfo{},
+		BreakdownNS: ix.MeanBreakdown(), PerStep: []StepInfo{},
 		PausedExcluded: ix.PausedSteps, PreWindowNS: ix.PreWindowNS, GPULag: ix.GPULag}
 	if ix.Startup != nil {
 		r.Steps.StartupExcluded, r.Steps.StartupNS = 1, ix.Startup.Dur()
@@ -171,7 +144,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	for _, s := range ix.Steps {
 		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
-			Startup: s.Startup, Teardown: s.Teardown, Paused: s.Paused, BreakdownNS: FromIndex(s.Breakdown)})
+			Startup: s.Startup, Teardown: s.Teardown, Paused: s.Paused, BreakdownNS: s.Breakdown})
 	}
 	if ix.SteadyNS > 0 {
 		d := float64(ix.SteadyNS)

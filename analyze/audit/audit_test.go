@@ -14,7 +14,7 @@ import (
 
 const ms, us = tt.Ms, tt.Us
 
-func run(t *testing.T, tl *timeline.Timeline) *Report {
+func run(t *testing.T, tl *timeline.Timeline) *Analysis {
 	t.Helper()
 	r, err := Run(tl, analyze.DefaultConfig())
 	if err != nil {
@@ -23,7 +23,7 @@ func run(t *testing.T, tl *timeline.Timeline) *Report {
 	return r
 }
 
-func finding(r *Report, id string) *analyze.Finding {
+func finding(r *Analysis, id string) *analyze.Finding {
 	for i := range r.Findings {
 		if r.Findings[i].ID == id {
 			return &r.Findings[i]
@@ -32,7 +32,7 @@ func finding(r *Report, id string) *analyze.Finding {
 	return nil
 }
 
-func notObservable(r *Report, id string) string {
+func notObservable(r *Analysis, id string) string {
 	for _, n := range r.NotObservable {
 		if n.ID == id {
 			return n.Why
@@ -78,7 +78,7 @@ func TestInputBoundSteps(t *testing.T) {
 	b := r.Steps.BreakdownNS
 	// The copy call waits 10 µs before its transfer starts: a wait (sync),
 	// not copy time.
-	if b.Compute != 30*ms || b.Copy != 10*ms-10*us || b.Data != 60*ms || b.Sync != 10*us || b.OS != 0 || b.Other != 0 {
+	if b[index.Compute] != 30*ms || b[index.Copy] != 10*ms-10*us || b[index.Data] != 60*ms || b[index.Sync] != 10*us || b[index.OS] != 0 || b[index.Other] != 0 {
 		t.Fatalf("breakdown %+v", b)
 	}
 	if !strings.HasPrefix(r.Verdict, "input-bound: 60 % of each step waits for data") {
@@ -160,7 +160,7 @@ func TestStartupStepExcluded(t *testing.T) {
 	if r.Steps.Count != 5 || r.Steps.StartupExcluded != 1 || r.Steps.StartupNS != 400*ms || r.SteadyWindowNS != 40*ms {
 		t.Fatalf("steps %+v steady %d", r.Steps, r.SteadyWindowNS)
 	}
-	if !r.Steps.PerStep[0].Startup || r.Steps.PerStep[0].BreakdownNS.Copy == 0 {
+	if !r.Steps.PerStep[0].Startup || r.Steps.PerStep[0].BreakdownNS[index.Copy] == 0 {
 		t.Errorf("start-up step not reported on its own: %+v", r.Steps.PerStep[0])
 	}
 	if f := finding(r, "sync-memcpy"); f != nil {
@@ -239,7 +239,7 @@ func TestOverlappingStreamsCountOnce(t *testing.T) {
 		b.Launch(h, s2, "b", t0+10*us, t0+20*us, t0+4*ms, t0+8*ms)
 	}
 	r := run(t, b.Build(t))
-	if got := r.Steps.BreakdownNS.Compute; got != 7*ms {
+	if got := r.Steps.BreakdownNS[index.Compute]; got != 7*ms {
 		t.Fatalf("compute %d, want the union 7 ms", got)
 	}
 	if f := finding(r, "gpu-idle"); f == nil || f.WastedNS != 3*ms {
@@ -293,8 +293,8 @@ func TestMunmapStall(t *testing.T) {
 	if f == nil || f.WastedNS != 2*ms || f.Severity != analyze.SeverityError {
 		t.Fatalf("munmap-stall %+v", f)
 	}
-	if r.Steps.BreakdownNS.OS != 2*ms {
-		t.Errorf("os bucket %d", r.Steps.BreakdownNS.OS)
+	if r.Steps.BreakdownNS[index.OS] != 2*ms {
+		t.Errorf("os bucket %d", r.Steps.BreakdownNS[index.OS])
 	}
 	tl.Observed.OSCalls = false
 	tl.Source.Format = "chrome-trace"
@@ -392,19 +392,5 @@ func TestEstimatesAreBounded(t *testing.T) {
 	}
 	if f := finding(r, "sync-memcpy"); f == nil || f.EstimatedSpeedup < 3 || f.EstimatedSpeedup > 8 {
 		t.Errorf("sync-memcpy: %+v", f)
-	}
-}
-
-func TestBreakdownRoundTrip(t *testing.T) {
-	var ib index.Breakdown
-	for k := range ib {
-		ib[k] = int64(k+1) * 1000
-	}
-	b := FromIndex(ib)
-	if b.Index() != ib {
-		t.Errorf("FromIndex(%v).Index() = %v", ib, b.Index())
-	}
-	if b.Total() != ib.Total() || b.Total() == 0 {
-		t.Errorf("Total %d, want %d", b.Total(), ib.Total())
 	}
 }

@@ -43,7 +43,7 @@ type Collective struct {
 type Batch struct {
 	// Files are the analyses of the traces that could be read, in
 	// argument order.
-	Files []*Report `json:"files"`
+	Files []*Analysis `json:"files"`
 }
 
 // Identity says which rank, device and process a report is of.
@@ -78,7 +78,7 @@ func collectives(cx *comm.Index) []Collective {
 }
 
 // identity fills what the timeline says about the process analysed.
-func identity(r *Report, ix *index.Index) {
+func identity(r *Analysis, ix *index.Index) {
 	tl := ix.TL
 	if d := tl.Dist; d.Known {
 		rank := d.Rank

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/commwait"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
@@ -39,7 +40,7 @@ func TestCommunicationBound(t *testing.T) {
 	r := run(t, commBound().Build(t))
 	b := r.Steps.BreakdownNS
 	// Compute 4 kernels of 10 ms less 10 µs each; comm (5 + 4 × 50) / 5 ms.
-	if b.Compute != 40*ms-40*us || b.Comm != 41*ms {
+	if b[index.Compute] != 40*ms-40*us || b[index.Comm] != 41*ms {
 		t.Errorf("breakdown %+v", b)
 	}
 	if !strings.HasPrefix(r.Verdict, "communication-bound: 41 %") {
@@ -94,7 +95,7 @@ func TestOverlappedCommunicationIsHidden(t *testing.T) {
 			t0+10*ms, t0+10*ms+5*us, t0+20*ms, t0+60*ms)
 	}
 	r := run(t, b.Build(t))
-	if r.Steps.BreakdownNS.Comm != 0 || finding(r, "comm-exposed") != nil || finding(r, "comm-wait") != nil {
+	if r.Steps.BreakdownNS[index.Comm] != 0 || finding(r, "comm-exposed") != nil || finding(r, "comm-wait") != nil {
 		t.Errorf("hidden communication reported: %+v %+v", r.Steps.BreakdownNS, r.Findings)
 	}
 	if !strings.HasPrefix(r.Verdict, "compute-bound") {
@@ -154,7 +155,7 @@ func TestCollectivesWithoutSizes(t *testing.T) {
 // A single-GPU trace has no collectives, no comm figures and no identity.
 func TestSingleGPUHasNoCommunication(t *testing.T) {
 	r := run(t, inputBound(4).Build(t))
-	if len(r.Collectives) != 0 || r.GPU.CommBusyShare != 0 || r.Steps.BreakdownNS.Comm != 0 || r.Device != nil || r.PID != nil {
+	if len(r.Collectives) != 0 || r.GPU.CommBusyShare != 0 || r.Steps.BreakdownNS[index.Comm] != 0 || r.Device != nil || r.PID != nil {
 		t.Errorf("%+v %+v %+v", r.Collectives, r.GPU, r.Identity)
 	}
 	if notObservable(r, "comm-wait") != "" || notObservable(r, "comm-exposed") != "" {

@@ -14,8 +14,8 @@ import (
 // Diff is the `traceaudit diff --format json` object. Fields may be added,
 // never renamed.
 type Diff struct {
-	Before *audit.Report `json:"before"`
-	After  *audit.Report `json:"after"`
+	Before *audit.Analysis `json:"before"`
+	After  *audit.Analysis `json:"after"`
 	// StepSpeedup is before.steps.median_ns / after.steps.median_ns (0 when
 	// either has no steady steps).
 	StepSpeedup float64 `json:"step_speedup"`
@@ -59,7 +59,7 @@ const (
 )
 
 // Compare diffs two analyses.
-func Compare(before, after *audit.Report) *Diff {
+func Compare(before, after *audit.Analysis) *Diff {
 	d := &Diff{Before: before, After: after, Resolved: []string{}, New: []string{}, Persisting: []string{}, Regressed: []string{}, Changes: []Change{},
 		Warnings: []string{}}
 	var warn string

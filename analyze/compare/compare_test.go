@@ -8,8 +8,8 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 )
 
-func rep(median int64, fs ...analyze.Finding) *audit.Report {
-	r := &audit.Report{Findings: fs}
+func rep(median int64, fs ...analyze.Finding) *audit.Analysis {
+	r := &audit.Analysis{Findings: fs}
 	r.Steps.MedianNS = median
 	return r
 }

@@ -30,7 +30,7 @@ type Similarity struct {
 }
 
 // similarity compares two analysed runs. Cost: O(names).
-func similarity(before, after *audit.Report) (Similarity, string) {
+func similarity(before, after *audit.Analysis) (Similarity, string) {
 	var s Similarity
 	if before.Timeline == nil || after.Timeline == nil {
 		return Similarity{SharedKernels: 1, SameSteps: true, SameDevices: true}, ""

@@ -13,7 +13,7 @@ import (
 
 // loop is a 4-step ProfilerStep loop on a GPU of that name, running the
 // given kernels in each step.
-func loop(t *testing.T, gpu string, kernels ...string) *audit.Report {
+func loop(t *testing.T, gpu string, kernels ...string) *audit.Analysis {
 	t.Helper()
 	b := tt.New()
 	b.B.AddDevice(timeline.Device{ID: 0, Name: gpu})

@@ -25,7 +25,7 @@ func program(tl *timeline.Timeline) (pytorch, training bool) {
 	}
 	for id := timeline.NameID(1); int(id) < tl.NumNames(); id++ {
 		n := tl.Name(id)
-		if !pytorch && (strings.Contains(n, "aten::") || strings.Contains(n, "at::native") || strings.HasPrefix(n, "ProfilerStep#") ||
+		if !pytorch && (strings.Contains(n, "aten::") || strings.Contains(n, "at::native") || strings.HasPrefix(n, timeline.ProfilerStepPrefix) ||
 			strings.Contains(n, "elementwise_kernel")) {
 			pytorch = true
 		}

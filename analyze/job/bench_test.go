@@ -10,10 +10,10 @@ import (
 // synthRanks makes n ranks of steps steps of 100 ms, each with per
 // all-reduces; rank r arrives r µs late at each and they all leave
 // together. No timelines: what the reduce reads of per-rank JSON.
-func synthRanks(n, steps, per int) []*audit.Report {
-	out := make([]*audit.Report, n)
+func synthRanks(n, steps, per int) []*audit.Analysis {
+	out := make([]*audit.Analysis, n)
 	for r := range n {
-		rep := &audit.Report{File: fmt.Sprintf("rank%d.json", r), SteadyWindowNS: int64(steps) * 100 * ms}
+		rep := &audit.Analysis{File: fmt.Sprintf("rank%d.json", r), SteadyWindowNS: int64(steps) * 100 * ms}
 		rank, dev, pid := r, int64(r%8), int64(1000+r)
 		rep.Rank, rep.Device, rep.PID = &rank, &dev, &pid
 		rep.Steps.MedianNS = 100 * ms

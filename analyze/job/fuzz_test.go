@@ -23,7 +23,7 @@ func FuzzReduce(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var rs []*audit.Report
+		var rs []*audit.Analysis
 		if json.Unmarshal(data, &rs) != nil {
 			return
 		}

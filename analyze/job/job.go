@@ -1,5 +1,5 @@
 // Package job is the reduce of a multi-rank analysis: from each rank's
-// analyze object (audit.Report, as `traceaudit analyze --format json`
+// analyze object (audit.Analysis, as `traceaudit analyze --format json`
 // prints it, or as analysed in memory) it builds the job document of
 // design.md: the ranks on one clock, each collective instance matched
 // across ranks, each rank's wait for its peers (its comm-wait finding,
@@ -69,7 +69,7 @@ type Straggler struct {
 
 // Rank is one rank's analyze object with its place in the job.
 type Rank struct {
-	*audit.Report
+	*audit.Analysis
 	// WaitNSPerStep is the time this rank waits for its peers in
 	// collectives, per steady step (its comm-wait).
 	WaitNSPerStep int64 `json:"wait_ns_per_step"`
@@ -109,7 +109,7 @@ var ErrNotJob = errors.New("not one job")
 // takes over (their collectives move to the job's clock, their comm-wait
 // findings are replaced). Ranks without a recorded rank take their
 // position in reports. Cost: O(c log c) in collectives over all ranks.
-func Reduce(reports []*audit.Report, o Options) (*Report, error) {
+func Reduce(reports []*audit.Analysis, o Options) (*Report, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("%w: no ranks", ErrNotJob)
 	}
@@ -132,7 +132,7 @@ func Reduce(reports []*audit.Report, o Options) (*Report, error) {
 			p := int64(0)
 			r.PID = &p
 		}
-		ranks[i] = &Rank{Report: r}
+		ranks[i] = &Rank{Analysis: r}
 	}
 	slices.SortFunc(ranks, func(a, b *Rank) int { return cmp.Compare(*a.Rank, *b.Rank) })
 	j := &Report{Ranks: ranks}
@@ -189,7 +189,7 @@ func head(v string) string {
 }
 
 // steadyStep reports whether step k of r is steady.
-func steadyStep(r *audit.Report, k int) bool {
+func steadyStep(r *audit.Analysis, k int) bool {
 	if k < 0 || k >= len(r.Steps.PerStep) {
 		return false
 	}
@@ -198,7 +198,7 @@ func steadyStep(r *audit.Report, k int) bool {
 }
 
 // steadySteps counts r's steady steps (at least 1).
-func steadySteps(r *audit.Report) int64 {
+func steadySteps(r *audit.Analysis) int64 {
 	n := int64(0)
 	for k := range r.Steps.PerStep {
 		if steadyStep(r, k) {

@@ -20,14 +20,14 @@ const ms, us = tt.Ms, tt.Us
 // offset: 5 ProfilerSteps of 100 ms; each step waits late(step) in
 // DataLoader __next__, computes 30 ms, then all-reduces 64 MB. Every rank's
 // all-reduce ends together, 2 ms after the last rank arrives.
-func rank(t *testing.T, r int, late func(r, step int) int64, offset int64) *audit.Report {
+func rank(t *testing.T, r int, late func(r, step int) int64, offset int64) *audit.Analysis {
 	t.Helper()
 	return rankSteps(t, r, late, offset, "ProfilerStep#%d", 0)
 }
 
 // rankSteps is rank with steps named by format (with the step number), from
 // step first on: a trace that starts later holds fewer steps.
-func rankSteps(t *testing.T, r int, late func(r, step int) int64, offset int64, format string, first int) *audit.Report {
+func rankSteps(t *testing.T, r int, late func(r, step int) int64, offset int64, format string, first int) *audit.Analysis {
 	t.Helper()
 	b := tt.New()
 	b.B.Dist = timeline.Distributed{Known: true, Rank: r, WorldSize: 2, Backend: "nccl"}
@@ -71,7 +71,7 @@ func find(fs []analyze.Finding, id string) *analyze.Finding {
 // and waits 50 ms in every all-reduce.
 func TestStraggler(t *testing.T) {
 	late := func(r, _ int) int64 { return int64(r) * 50 * ms }
-	j, err := Reduce([]*audit.Report{rank(t, 1, late, 0), rank(t, 0, late, 0)}, Options{InfoFloor: 0.01})
+	j, err := Reduce([]*audit.Analysis{rank(t, 1, late, 0), rank(t, 0, late, 0)}, Options{InfoFloor: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestJitterNamesNoStraggler(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j, err := Reduce([]*audit.Report{rank(t, 0, late, 0), rank(t, 1, late, 0)}, Options{InfoFloor: 0.01})
+			j, err := Reduce([]*audit.Analysis{rank(t, 0, late, 0), rank(t, 1, late, 0)}, Options{InfoFloor: 0.01})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestJitterNamesNoStraggler(t *testing.T) {
 // the same waits as on one clock.
 func TestClockAlignment(t *testing.T) {
 	late := func(r, _ int) int64 { return int64(r) * 50 * ms }
-	j, err := Reduce([]*audit.Report{rank(t, 0, late, 0), rank(t, 1, late, 5_000*ms)}, Options{InfoFloor: 0.01})
+	j, err := Reduce([]*audit.Analysis{rank(t, 0, late, 0), rank(t, 1, late, 5_000*ms)}, Options{InfoFloor: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,17 +185,17 @@ func TestClockAlignment(t *testing.T) {
 // per-rank JSON gives the same document.
 func TestReduceOverJSON(t *testing.T) {
 	late := func(r, _ int) int64 { return int64(r) * 50 * ms }
-	direct, err := Reduce([]*audit.Report{rank(t, 0, late, 0), rank(t, 1, late, 0)}, Options{InfoFloor: 0.01})
+	direct, err := Reduce([]*audit.Analysis{rank(t, 0, late, 0), rank(t, 1, late, 0)}, Options{InfoFloor: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var decoded []*audit.Report
-	for _, r := range []*audit.Report{rank(t, 0, late, 0), rank(t, 1, late, 0)} {
+	var decoded []*audit.Analysis
+	for _, r := range []*audit.Analysis{rank(t, 0, late, 0), rank(t, 1, late, 0)} {
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var d audit.Report
+		var d audit.Analysis
 		if err := json.Unmarshal(b, &d); err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +214,7 @@ func TestReduceOverJSON(t *testing.T) {
 
 func TestDuplicateRanks(t *testing.T) {
 	late := func(int, int) int64 { return 0 }
-	_, err := Reduce([]*audit.Report{rank(t, 0, late, 0), rank(t, 0, late, 0)}, Options{})
+	_, err := Reduce([]*audit.Analysis{rank(t, 0, late, 0), rank(t, 0, late, 0)}, Options{})
 	if !errors.Is(err, ErrNotJob) || !strings.Contains(err.Error(), "both rank 0") {
 		t.Errorf("err %v", err)
 	}
@@ -234,7 +234,7 @@ func TestBroadcastRootDoesNotWait(t *testing.T) {
 // A straggler's cause is its loudest finding that is not an effect of
 // waiting; gpu-idle only when nothing else explains half of it.
 func TestCause(t *testing.T) {
-	r := &audit.Report{Verdict: "compute-bound: kernels run 90 % of each step"}
+	r := &audit.Analysis{Verdict: "compute-bound: kernels run 90 % of each step"}
 	if id, f := Cause(r); id != "compute-bound" || f != nil {
 		t.Errorf("no findings: %s", id)
 	}
@@ -253,7 +253,7 @@ func TestCause(t *testing.T) {
 // different instances; on one clock their ends pair them right.
 func TestMatchByEnds(t *testing.T) {
 	late := func(r, _ int) int64 { return int64(r) * 50 * ms }
-	j, err := Reduce([]*audit.Report{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 0, "step", 0)}, Options{InfoFloor: 0.01})
+	j, err := Reduce([]*audit.Analysis{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 0, "step", 0)}, Options{InfoFloor: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +266,7 @@ func TestMatchByEnds(t *testing.T) {
 	// And on clocks 3 s apart. Identical steps without numbers leave the
 	// offset known up to whole steps (the ends of every step align), which
 	// changes nothing in the waits.
-	j, err = Reduce([]*audit.Report{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 3_000*ms, "step", 0)}, Options{InfoFloor: 0.01})
+	j, err = Reduce([]*audit.Analysis{rankSteps(t, 0, late, 0, "step", 1), rankSteps(t, 1, late, 3_000*ms, "step", 0)}, Options{InfoFloor: 0.01})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestMatchByEnds(t *testing.T) {
 // The straggler finding lists its rank's other causes at warning or above,
 // never the cause itself, gpu-idle or the effects of waiting.
 func TestOtherCauses(t *testing.T) {
-	r := &audit.Report{Findings: []analyze.Finding{
+	r := &audit.Analysis{Findings: []analyze.Finding{
 		{ID: "launch-bound", WastedNS: 113 * ms, EstimatedSpeedup: 2.18, Severity: analyze.SeverityError},
 		{ID: "gpu-idle", WastedNS: 150 * ms, EstimatedSpeedup: 5.8, Severity: analyze.SeverityError},
 		{ID: "comm-exposed", WastedNS: 20 * ms, EstimatedSpeedup: 1.1, Severity: analyze.SeverityWarning},

@@ -104,7 +104,7 @@ func allNumbered(ranks []*Rank) bool {
 // stepKey identifies step k of r across ranks: its ProfilerStep number
 // when every step is numbered, else its position.
 func stepKey(r *Rank, k int, numbered bool) int {
-	if n, ok := stepNumber(stepName(r.Report, k)); numbered && ok {
+	if n, ok := stepNumber(stepName(r.Analysis, k)); numbered && ok {
 		return n
 	}
 	return k
@@ -121,7 +121,7 @@ func sameCollective(a, b *audit.Collective) bool {
 
 // stepNumber reads N from "ProfilerStep#N".
 func stepNumber(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "ProfilerStep#")
+	rest, ok := strings.CutPrefix(name, timeline.ProfilerStepPrefix)
 	if !ok {
 		return 0, false
 	}
@@ -129,7 +129,7 @@ func stepNumber(name string) (int, bool) {
 	return n, err == nil
 }
 
-func stepName(r *audit.Report, k int) string {
+func stepName(r *audit.Analysis, k int) string {
 	if k >= 0 && k < len(r.Steps.PerStep) {
 		return r.Steps.PerStep[k].Name
 	}
@@ -406,7 +406,7 @@ func waits(ranks []*Rank, inst []*instance) *totals {
 	for i, r := range ranks {
 		var ivs []ivl.Interval
 		for k, s := range r.Steps.PerStep {
-			if steadyStep(r.Report, k) {
+			if steadyStep(r.Analysis, k) {
 				ivs = append(ivs, ivl.Interval{Start: s.StartNS + r.ClockOffsetNS, End: s.EndNS + r.ClockOffsetNS})
 			}
 		}
@@ -428,7 +428,7 @@ func waits(ranks []*Rank, inst []*instance) *totals {
 		}
 		t.last[last]++
 		var sw *stepWaits
-		if f := in.ops[in.first]; steadyStep(ranks[in.first].Report, f.Step) {
+		if f := in.ops[in.first]; steadyStep(ranks[in.first].Analysis, f.Step) {
 			if sw = t.steps[in.step]; sw == nil {
 				sw = &stepWaits{byLast: make([][]int64, n), own: make([]int64, n)}
 				for i := range sw.byLast {

@@ -23,7 +23,7 @@ var effects = map[string]bool{"comm-exposed": true, commwait.ID: true, "copy-at-
 // which gpu-idle's evidence names by range). Without findings it is the
 // verdict's first word ("compute-bound": it has more work than the others)
 // and a nil finding.
-func Cause(r *audit.Report) (string, *analyze.Finding) {
+func Cause(r *audit.Analysis) (string, *analyze.Finding) {
 	var best, idle *analyze.Finding
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -93,7 +93,7 @@ func (j *Report) straggler(t *totals, o Options) {
 	var ns int64
 	for i, q := range ranks {
 		if i != best {
-			ns += t.byLast[best][i] / steadySteps(q.Report)
+			ns += t.byLast[best][i] / steadySteps(q.Analysis)
 		}
 	}
 	ns /= int64(len(ranks) - 1)
@@ -102,7 +102,7 @@ func (j *Report) straggler(t *totals, o Options) {
 	var others float64
 	for i, q := range ranks {
 		if i != best {
-			w := float64(q.SteadyWindowNS) / float64(steadySteps(q.Report))
+			w := float64(q.SteadyWindowNS) / float64(steadySteps(q.Analysis))
 			if w <= 0 {
 				w = float64(q.Steps.MedianNS)
 			}
@@ -111,7 +111,7 @@ func (j *Report) straggler(t *totals, o Options) {
 	}
 	share := float64(ns) / others
 	r := ranks[best]
-	cause, cf := Cause(r.Report)
+	cause, cf := Cause(r.Analysis)
 	j.Job.Straggler = &Straggler{Rank: *r.Rank, Device: *r.Device, PID: *r.PID, File: r.File, Cause: cause, WaitNSPerStep: ns}
 	f := analyze.Finding{
 		ID: StragglerID,
@@ -140,7 +140,7 @@ func (j *Report) straggler(t *totals, o Options) {
 			f.EstimatedSpeedup = cf.EstimatedSpeedup
 			f.Bound = fmt.Sprintf("the others gain at most what fixing rank %d's %s saves it (est. %.2fx)", *r.Rank, cf.ID, cf.EstimatedSpeedup)
 		}
-		if also := otherCauses(r.Report, cf); also != "" {
+		if also := otherCauses(r.Analysis, cf); also != "" {
 			f.Fix += " Rank " + fmt.Sprint(*r.Rank) + "'s other causes, each a fix of its own: " + also + "."
 		}
 	} else {
@@ -153,7 +153,7 @@ func (j *Report) straggler(t *totals, o Options) {
 
 // otherCauses lists r's findings at warning or above, other than cause and
 // the effects of waiting, with their time per step and estimate.
-func otherCauses(r *audit.Report, cause *analyze.Finding) string {
+func otherCauses(r *audit.Analysis, cause *analyze.Finding) string {
 	var parts []string
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -181,7 +181,7 @@ func lagEvidence(r *Rank, lags []lag) []analyze.Evidence {
 	for _, l := range lags {
 		c = append(c, analyze.Candidate{Weight: l.maxWait, Evidence: analyze.Evidence{
 			StartNS: l.first - r.ClockOffsetNS, EndNS: l.c.ArrivalNS - r.ClockOffsetNS, Track: l.c.Track,
-			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d; the others waited up to %s with no compute running", describe(l.c), stepLabel(r.Report, l.c.Step),
+			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d; the others waited up to %s with no compute running", describe(l.c), stepLabel(r.Analysis, l.c.Step),
 				*r.Rank, units.Dur(l.c.ArrivalNS-l.first), l.firstRank, units.Dur(l.maxWait))}})
 	}
 	return analyze.TopEvidence(c, analyze.MaxEvidence)
@@ -194,7 +194,7 @@ func rewriteCommWait(r *Rank, i int, t *totals, s *Straggler, ranks []*Rank, o O
 	r.Findings = slices.DeleteFunc(r.Findings, func(f analyze.Finding) bool { return f.ID == commwait.ID })
 	r.NotObservable = slices.DeleteFunc(r.NotObservable, func(n analyze.NotObservable) bool { return n.ID == commwait.ID })
 	total := t.own[i]
-	steps := steadySteps(r.Report)
+	steps := steadySteps(r.Analysis)
 	per := total / steps
 	r.WaitNSPerStep = per
 	if total == 0 || r.SteadyWindowNS == 0 {
@@ -233,7 +233,7 @@ func rewriteCommWait(r *Rank, i int, t *totals, s *Straggler, ranks []*Rank, o O
 		var cf *analyze.Finding
 		for _, q := range ranks {
 			if *q.Rank == s.Rank {
-				_, cf = Cause(q.Report)
+				_, cf = Cause(q.Analysis)
 			}
 		}
 		f.Fix = fmt.Sprintf("Rank %d reaches its collectives first and waits for rank %d (GPU %d), which arrives last: its own cause is %s. "+
@@ -275,7 +275,7 @@ func waitEvidence(r *Rank, ws []wait) []analyze.Evidence {
 		c = append(c, analyze.Candidate{Weight: w.ns, Evidence: analyze.Evidence{
 			StartNS: w.from - r.ClockOffsetNS, EndNS: w.to - r.ClockOffsetNS, Track: w.c.Track,
 			What: fmt.Sprintf("%s in %s: waited %s for rank %d to arrive (%s of it with no compute running)",
-				describe(w.c), stepLabel(r.Report, w.c.Step), units.Dur(w.to-w.from), w.lastRank, units.Dur(w.ns))}})
+				describe(w.c), stepLabel(r.Analysis, w.c.Step), units.Dur(w.to-w.from), w.lastRank, units.Dur(w.ns))}})
 	}
 	return analyze.TopEvidence(c, analyze.MaxEvidence)
 }
@@ -293,7 +293,7 @@ func describe(c *audit.Collective) string {
 }
 
 // stepLabel names step k of r: its range name, else "step k".
-func stepLabel(r *audit.Report, k int) string {
+func stepLabel(r *audit.Analysis, k int) string {
 	if n := stepName(r, k); n != "" {
 		return n
 	}

@@ -38,8 +38,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -183,33 +181,15 @@ func (p *parser) warnUnknown(counts map[string]int) {
 	if p.opts.Warn == nil || len(counts) == 0 {
 		return
 	}
-	type kc struct {
-		k string
-		n int
-	}
-	var all []kc
 	total := 0
-	for k, n := range counts {
-		all = append(all, kc{k, n})
+	for _, n := range counts {
 		total += n
 	}
-	slices.SortFunc(all, func(a, b kc) int {
-		if a.n != b.n {
-			return b.n - a.n
-		}
-		return strings.Compare(a.k, b.k)
-	})
-	var parts []string
-	for i, x := range all {
-		if i == 5 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(all)-5))
-			break
-		}
-		name := x.k
+	list := units.TopCounts(counts, 5, func(name string, n int) string {
 		if name == "" {
 			name = "(none)"
 		}
-		parts = append(parts, fmt.Sprintf("%q x%d", name, x.n))
-	}
-	p.opts.Warn(fmt.Sprintf("skipped %s events of categories traceaudit does not read: %s", units.Count64(int64(total)), strings.Join(parts, ", ")))
+		return fmt.Sprintf("%q x%d", name, n)
+	})
+	p.opts.Warn(fmt.Sprintf("skipped %s events of categories traceaudit does not read: %s", units.Count64(int64(total)), list))
 }

@@ -16,13 +16,13 @@ var analyzeFile = testaudit.File
 // sameFindings checks that tiling a trace in time does not change what the
 // analysis says: the same findings at the same severities, the same verdict
 // class, shares within a few points.
-func sameFindings(t *testing.T, orig, tiled *audit.Report, tiles int) {
+func sameFindings(t *testing.T, orig, tiled *audit.Analysis, tiles int) {
 	t.Helper()
 	class := func(v string) string { c, _, _ := strings.Cut(v, ":"); return c }
 	if class(orig.Verdict) != class(tiled.Verdict) {
 		t.Errorf("verdict %q became %q", orig.Verdict, tiled.Verdict)
 	}
-	sev := func(r *audit.Report) map[string]analyze.Finding {
+	sev := func(r *audit.Analysis) map[string]analyze.Finding {
 		m := map[string]analyze.Finding{}
 		for _, f := range r.Findings {
 			if f.Severity >= analyze.SeverityWarning {

@@ -184,7 +184,7 @@ func Class(verdict string) string {
 // one line each, with the entry's reason. It also checks what holds for
 // every trace: no estimate above what removing its cause gives (1 / (1 -
 // share)), and no finding above info in a window that is not steady.
-func (e *Entry) Check(r *audit.Report) []string {
+func (e *Entry) Check(r *audit.Analysis) []string {
 	var out []string
 	bad := func(line int, format string, args ...any) {
 		out = append(out, fmt.Sprintf("expectations.txt:%d: %s: %s", line, e.Trace, fmt.Sprintf(format, args...)))
@@ -238,7 +238,7 @@ func (e *Entry) Check(r *audit.Report) []string {
 }
 
 // checkText applies a fix or nofix rule.
-func (e *Entry) checkText(rule Rule, r *audit.Report, find func(string) *analyze.Finding) []string {
+func (e *Entry) checkText(rule Rule, r *audit.Analysis, find func(string) *analyze.Finding) []string {
 	var fs []*analyze.Finding
 	if rule.ID == "*" {
 		for i := range r.Findings {

@@ -207,7 +207,7 @@ note jobs: tighten
 // 1 / (1 - share) and a warning in a window that is not steady.
 func TestCheck(t *testing.T) {
 	e := &Entry{Trace: "x", Verdicts: []string{"not-steady"}}
-	r := &audit.Report{Verdict: "not-steady: a capture",
+	r := &audit.Analysis{Verdict: "not-steady: a capture",
 		Findings: []analyze.Finding{{ID: "gpu-idle", Severity: analyze.SeverityWarning, Share: 0.5, EstimatedSpeedup: 3}}}
 	got := strings.Join(e.Check(r), "\n")
 	if !strings.Contains(got, "above the 2.00x") || !strings.Contains(got, "is warning (est. 3.00x) in a window that is not steady") {

@@ -14,7 +14,7 @@
 //     is refused, naming them.
 //
 // Each trace is read and analysed by a pool of workers sized so that the
-// traces in flight fit in memory; only the analysis (the audit.Report,
+// traces in flight fit in memory; only the analysis (the audit.Analysis,
 // without its timeline) is kept, so a folder of ranks costs about as much
 // memory as its largest traces read at once.
 package inputs
@@ -87,7 +87,7 @@ type Options struct {
 type Result struct {
 	Kind Kind
 	// Single, Job or Batch holds the analysis, by Kind.
-	Single *audit.Report
+	Single *audit.Analysis
 	Job    *job.Report
 	Batch  *audit.Batch
 	// Failed are the traces of a batch that could not be read or analysed,
@@ -130,9 +130,8 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 				}
 			}
 			switch f, _ := ingest.Detect(p); f {
-			case ingest.FormatNsys, ingest.FormatChrome, ingest.FormatChromeGzip:
-				files = append(files, p)
-				n++
+			case ingest.FormatUnknown:
+				// Not a trace (notes, scripts): left out.
 			case ingest.FormatNsysReport:
 				// A report is read (exported with nsys) unless its export
 				// is beside it: one trace, not two ranks.
@@ -141,6 +140,9 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 					skipped = append(skipped, p)
 					continue
 				}
+				files = append(files, p)
+				n++
+			default:
 				files = append(files, p)
 				n++
 			}
@@ -205,7 +207,7 @@ func Analyze(args []string, o Options) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%s %w: %s; analyze one job at a time", strings.Join(folders, ", "), ErrSeveralJobs, strings.Join(names, "; "))
 	}
-	res.Kind, res.Batch = KindBatch, &audit.Batch{Files: []*audit.Report{}}
+	res.Kind, res.Batch = KindBatch, &audit.Batch{Files: []*audit.Analysis{}}
 	for _, u := range ok {
 		res.Batch.Files = append(res.Batch.Files, u.reports...)
 	}
@@ -216,7 +218,7 @@ func Analyze(args []string, o Options) (*Result, error) {
 }
 
 // reduce builds the job of reports into res.
-func reduce(res *Result, reports []*audit.Report, o Options) (*Result, error) {
+func reduce(res *Result, reports []*audit.Analysis, o Options) (*Result, error) {
 	j, err := job.Reduce(reports, job.Options{Bands: o.Config.Bands, InfoFloor: o.Config.InfoFloor})
 	if err != nil {
 		return nil, err
@@ -315,8 +317,8 @@ func (g *jobGroup) String() string {
 
 // reports lists the group's rank reports; when ranks are unknown or
 // repeat (--job), ranks follow the order of the traces.
-func (g *jobGroup) reports() []*audit.Report {
-	var out []*audit.Report
+func (g *jobGroup) reports() []*audit.Analysis {
+	var out []*audit.Analysis
 	seen := map[int]bool{}
 	clash := false
 	for _, u := range g.units {

@@ -15,7 +15,7 @@ import (
 // unit is one trace file read and analysed: one report per GPU process.
 type unit struct {
 	path    string
-	reports []*audit.Report
+	reports []*audit.Analysis
 	// multi is set for an export holding several GPU processes.
 	multi bool
 	// dist is what the trace says about its job; lo and hi its window.
@@ -175,7 +175,7 @@ func analyzeOne(path string, o Options, keep bool) *unit {
 		if !keep {
 			r.Index, r.Timeline = nil, nil
 		}
-		u.reports = []*audit.Report{r}
+		u.reports = []*audit.Analysis{r}
 		return u
 	}
 	// One rank per process, ordered by CUDA device.

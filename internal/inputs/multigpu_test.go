@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/testfix"
@@ -80,8 +81,8 @@ func TestCollectivesNeverCompute(t *testing.T) {
 				}
 				// The compute bucket is those kernels' steady time, per step.
 				n := int64(len(ix.Steady))
-				if d := r.Steps.BreakdownNS.Compute*n - ivl.Union(compute).OverlapLen(ix.SteadySet); d > n || d < -n {
-					t.Errorf("pid %d: compute bucket %d ns per step", p.PID, r.Steps.BreakdownNS.Compute)
+				if d := r.Steps.BreakdownNS[index.Compute]*n - ivl.Union(compute).OverlapLen(ix.SteadySet); d > n || d < -n {
+					t.Errorf("pid %d: compute bucket %d ns per step", p.PID, r.Steps.BreakdownNS[index.Compute])
 				}
 				t.Logf("pid %d dev %v: %s; steps %d from %s; compute %.3f comm %.3f", p.PID, p.Devices, r.Verdict, r.Steps.Count, r.Steps.Source, r.GPU.ComputeBusyShare, r.GPU.CommBusyShare)
 			}

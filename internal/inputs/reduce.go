@@ -29,7 +29,7 @@ func Reduce(paths []string, o Options) (*job.Report, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no analysis files given")
 	}
-	var reports []*audit.Report
+	var reports []*audit.Analysis
 	for _, p := range paths {
 		rs, err := readSummary(p)
 		if err != nil {
@@ -65,7 +65,7 @@ func Reduce(paths []string, o Options) (*job.Report, error) {
 }
 
 // readSummary reads one JSON summary into analyze objects.
-func readSummary(path string) ([]*audit.Report, error) {
+func readSummary(path string) ([]*audit.Analysis, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, errors.Unwrap(err))
@@ -113,9 +113,9 @@ func readSummary(path string) ([]*audit.Report, error) {
 	default:
 		return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json)", path)
 	}
-	out := make([]*audit.Report, 0, len(raws))
+	out := make([]*audit.Analysis, 0, len(raws))
 	for _, raw := range raws {
-		var r audit.Report
+		var r audit.Analysis
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		if err := dec.Decode(&r); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)

@@ -14,7 +14,7 @@ import (
 
 // File reads the trace at path and analyzes it with the default settings,
 // failing the test on any error.
-func File(t testing.TB, path string) *audit.Report {
+func File(t testing.TB, path string) *audit.Analysis {
 	t.Helper()
 	tl, err := ingest.Open(path, ingest.Options{})
 	if err != nil {

@@ -5,6 +5,7 @@ package units
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -103,4 +104,29 @@ func Clip(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// TopCounts lists the names of counts, most counted first (ties by name),
+// each as item writes it, at most n of them and then "and K more", joined
+// by ", ".
+func TopCounts(counts map[string]int, n int, item func(name string, count int) string) string {
+	names := make([]string, 0, len(counts))
+	for k := range counts {
+		names = append(names, k)
+	}
+	slices.SortFunc(names, func(a, b string) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var out []string
+	for i, k := range names {
+		if i == n {
+			out = append(out, fmt.Sprintf("and %d more", len(names)-n))
+			break
+		}
+		out = append(out, item(k, counts[k]))
+	}
+	return strings.Join(out, ", ")
 }

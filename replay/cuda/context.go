@@ -247,26 +247,11 @@ func (c *Context) Close() error {
 			}
 		}
 		add("cuCtxSynchronize", c.d.cuCtxSynchronize())
-		for x := range execs {
-			x.dead.Store(true)
-			add("cuGraphExecDestroy", c.d.cuGraphExecDestroy(x.h))
-		}
-		for g := range graphs {
-			g.dead.Store(true)
-			add("cuGraphDestroy", c.d.cuGraphDestroy(g.h))
-		}
-		for e := range events {
-			e.dead.Store(true)
-			add("cuEventDestroy_v2", c.d.cuEventDestroy(e.h))
-		}
-		for s := range streams {
-			s.dead.Store(true)
-			add("cuStreamDestroy_v2", c.d.cuStreamDestroy(s.h))
-		}
-		for m := range modules {
-			m.dead.Store(true)
-			add("cuModuleUnload", c.d.cuModuleUnload(m.h))
-		}
+		execKind.releaseAll(c.d, execs, add)
+		graphKind.releaseAll(c.d, graphs, add)
+		eventKind.releaseAll(c.d, events, add)
+		streamKind.releaseAll(c.d, streams, add)
+		moduleKind.releaseAll(c.d, modules, add)
 		for p := range device {
 			add("cuMemFree_v2", c.d.cuMemFree(uint64(p)))
 		}

@@ -243,7 +243,7 @@ func TestStreamHandles(t *testing.T) {
 	if h, err := c.streamHandle(nil); h != 0 || err != nil {
 		t.Errorf("nil stream: %d, %v", h, err)
 	}
-	s := &Stream{c: c, h: 42}
+	s := &Stream{object{c: c, h: 42}}
 	if h, err := c.streamHandle(s); h != 42 || err != nil {
 		t.Errorf("own stream: %d, %v", h, err)
 	}

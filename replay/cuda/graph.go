@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 )
 
 // CUDA graphs through stream capture: the work a function queues on a
@@ -25,18 +24,10 @@ var ErrNoGraphs = errors.New("cuda: the driver lacks CUDA graph support (CUDA 11
 const captureModeRelaxed = 2
 
 // Graph is a captured CUDA graph (CUgraph) of one Context.
-type Graph struct {
-	c    *Context
-	h    uintptr
-	dead atomic.Bool
-}
+type Graph struct{ object }
 
 // GraphExec is an instantiated graph (CUgraphExec), ready to launch.
-type GraphExec struct {
-	c    *Context
-	h    uintptr
-	dead atomic.Bool
-}
+type GraphExec struct{ object }
 
 // hasGraphs says whether the driver's graph calls are bound.
 func (d *Driver) hasGraphs() bool {
@@ -58,7 +49,7 @@ func (c *Context) Capture(fn func(s *Stream) error) (*Graph, error) {
 		return nil, err
 	}
 	defer s.Destroy()
-	g := &Graph{c: c}
+	g := &Graph{object{c: c}}
 	err = c.run(func() error {
 		// The goroutine stays on this OS thread from begin to end: the
 		// calls fn makes lock it again (nested) and so run here too.
@@ -81,9 +72,7 @@ func (c *Context) Capture(fn func(s *Stream) error) (*Graph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capturing a CUDA graph: %w", err)
 	}
-	c.mu.Lock()
-	c.graphs[g] = struct{}{}
-	c.mu.Unlock()
+	graphKind.record(g)
 	return g, nil
 }
 
@@ -95,16 +84,14 @@ func (g *Graph) Instantiate() (*GraphExec, error) {
 		return nil, errors.New("cuda: graph is nil or destroyed")
 	}
 	c := g.c
-	x := &GraphExec{c: c}
+	x := &GraphExec{object{c: c}}
 	err := c.run(func() error {
 		return c.d.check("cuGraphInstantiateWithFlags", c.d.cuGraphInstantiate(&x.h, g.h, 0))
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.execs[x] = struct{}{}
-	c.mu.Unlock()
+	execKind.record(x)
 	return x, nil
 }
 
@@ -124,33 +111,11 @@ func (x *GraphExec) Launch(s *Stream) error {
 
 // Destroy frees the graph (cuGraphDestroy). Destroying twice is an error.
 func (g *Graph) Destroy() error {
-	if g == nil || !g.dead.CompareAndSwap(false, true) {
-		return errors.New("cuda: graph is nil or destroyed already")
-	}
-	c := g.c
-	c.mu.Lock()
-	_, ok := c.graphs[g]
-	delete(c.graphs, g)
-	c.mu.Unlock()
-	if !ok {
-		return ErrClosed
-	}
-	return c.run(func() error { return c.d.check("cuGraphDestroy", c.d.cuGraphDestroy(g.h)) })
+	return graphKind.release(g)
 }
 
 // Destroy frees the executable graph (cuGraphExecDestroy); launches already
 // queued still run. Destroying twice is an error.
 func (x *GraphExec) Destroy() error {
-	if x == nil || !x.dead.CompareAndSwap(false, true) {
-		return errors.New("cuda: graph exec is nil or destroyed already")
-	}
-	c := x.c
-	c.mu.Lock()
-	_, ok := c.execs[x]
-	delete(c.execs, x)
-	c.mu.Unlock()
-	if !ok {
-		return ErrClosed
-	}
-	return c.run(func() error { return c.d.check("cuGraphExecDestroy", c.d.cuGraphExecDestroy(x.h)) })
+	return execKind.release(x)
 }

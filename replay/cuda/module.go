@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -18,11 +17,7 @@ const (
 
 // Module is code loaded into a Context (CUmodule), here from PTX text that
 // the driver compiles for the device on load.
-type Module struct {
-	c    *Context
-	h    uintptr
-	dead atomic.Bool
-}
+type Module struct{ object }
 
 // Function is a kernel of a Module (CUfunction), ready for Context.Launch.
 type Function struct {
@@ -53,7 +48,7 @@ func (d Dim3) norm() Dim3 {
 func (c *Context) LoadPTX(ptx string) (*Module, error) {
 	image := append([]byte(ptx), 0) // the driver reads a NUL-terminated string
 	log := make([]byte, 16<<10)
-	m := &Module{c: c}
+	m := &Module{object{c: c}}
 	call := "cuModuleLoadDataEx"
 	err := c.run(func() error {
 		if c.d.cuModuleLoadDataEx == nil {
@@ -75,9 +70,7 @@ func (c *Context) LoadPTX(ptx string) (*Module, error) {
 		}
 		return nil, fmt.Errorf("loading PTX: %w", err)
 	}
-	c.mu.Lock()
-	c.modules[m] = struct{}{}
-	c.mu.Unlock()
+	moduleKind.record(m)
 	return m, nil
 }
 
@@ -100,18 +93,7 @@ func (m *Module) Function(name string) (*Function, error) {
 // Unload unloads the module (cuModuleUnload); its Functions become invalid.
 // Kernels already queued still run. Unloading twice is an error.
 func (m *Module) Unload() error {
-	if m == nil || !m.dead.CompareAndSwap(false, true) {
-		return errors.New("cuda: module is nil or unloaded already")
-	}
-	c := m.c
-	c.mu.Lock()
-	_, ok := c.modules[m]
-	delete(c.modules, m)
-	c.mu.Unlock()
-	if !ok {
-		return ErrClosed
-	}
-	return c.run(func() error { return c.d.check("cuModuleUnload", c.d.cuModuleUnload(m.h)) })
+	return moduleKind.release(m)
 }
 
 // Name is the kernel's entry name.

@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 )
 
@@ -37,19 +36,11 @@ const (
 // Stream is a CUDA stream (CUstream) of one Context: work queued on it runs
 // in order, and may overlap work on other streams. The nil *Stream stands
 // for the context's legacy default stream wherever a *Stream is taken.
-type Stream struct {
-	c    *Context
-	h    uintptr
-	dead atomic.Bool
-}
+type Stream struct{ object }
 
 // Event is a CUDA event (CUevent) of one Context: a marker queued on a
 // stream, whose completion can be waited for and timed.
-type Event struct {
-	c    *Context
-	h    uintptr
-	dead atomic.Bool
-}
+type Event struct{ object }
 
 var errForeign = errors.New("cuda: stream or event belongs to another context")
 
@@ -87,14 +78,12 @@ func (c *Context) eventHandle(e *Event) (uintptr, error) {
 // NewStream creates a stream (cuStreamCreate). It lives until Destroy or
 // the context's Close.
 func (c *Context) NewStream(flags StreamFlags) (*Stream, error) {
-	s := &Stream{c: c}
+	s := &Stream{object{c: c}}
 	err := c.run(func() error { return c.d.check("cuStreamCreate", c.d.cuStreamCreate(&s.h, uint32(flags))) })
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.streams[s] = struct{}{}
-	c.mu.Unlock()
+	streamKind.record(s)
 	return s, nil
 }
 
@@ -135,18 +124,7 @@ func (s *Stream) WaitEvent(e *Event) error {
 // Destroy destroys s (cuStreamDestroy_v2); work already queued on it still
 // runs. Destroying twice is an error.
 func (s *Stream) Destroy() error {
-	if s == nil || !s.dead.CompareAndSwap(false, true) {
-		return errors.New("cuda: stream is nil or destroyed already")
-	}
-	c := s.c
-	c.mu.Lock()
-	_, ok := c.streams[s]
-	delete(c.streams, s)
-	c.mu.Unlock()
-	if !ok {
-		return ErrClosed // Close took it
-	}
-	return c.run(func() error { return c.d.check("cuStreamDestroy_v2", c.d.cuStreamDestroy(s.h)) })
+	return streamKind.release(s)
 }
 
 // NewEvent creates an event (cuEventCreate) with EventDefault, so that it
@@ -155,14 +133,12 @@ func (c *Context) NewEvent() (*Event, error) { return c.NewEventFlags(EventDefau
 
 // NewEventFlags creates an event with the given flags.
 func (c *Context) NewEventFlags(flags EventFlags) (*Event, error) {
-	e := &Event{c: c}
+	e := &Event{object{c: c}}
 	err := c.run(func() error { return c.d.check("cuEventCreate", c.d.cuEventCreate(&e.h, uint32(flags))) })
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.events[e] = struct{}{}
-	c.mu.Unlock()
+	eventKind.record(e)
 	return e, nil
 }
 
@@ -199,18 +175,7 @@ func (e *Event) Synchronize() error {
 
 // Destroy destroys e (cuEventDestroy_v2). Destroying twice is an error.
 func (e *Event) Destroy() error {
-	if e == nil || !e.dead.CompareAndSwap(false, true) {
-		return errors.New("cuda: event is nil or destroyed already")
-	}
-	c := e.c
-	c.mu.Lock()
-	_, ok := c.events[e]
-	delete(c.events, e)
-	c.mu.Unlock()
-	if !ok {
-		return ErrClosed
-	}
-	return c.run(func() error { return c.d.check("cuEventDestroy_v2", c.d.cuEventDestroy(e.h)) })
+	return eventKind.release(e)
 }
 
 // ElapsedMs is the GPU time from start to end in milliseconds, with a

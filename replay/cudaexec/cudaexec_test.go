@@ -14,6 +14,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 func gpu(t *testing.T) *Executor {
@@ -121,7 +122,7 @@ func TestGPUReplayNoSync(t *testing.T) {
 func TestGPUReplayCopies(t *testing.T) {
 	ex := gpu(t)
 	st := replay.Step{ComputeNS: 1_000_000, Sync: true, Batches: replay.BatchesReused, OSObserved: true,
-		Copies: []replay.Copy{{Dir: "HtoD", Bytes: 64 << 20, Pageable: true, ObservedNS: 10_000_000}}}
+		Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 64 << 20, Pageable: true, ObservedNS: 10_000_000}}}
 	p, box := run(t, ex, st, "pinned")
 	if box == nil {
 		t.Fatal("no box bandwidth")

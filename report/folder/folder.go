@@ -82,7 +82,7 @@ func files(doc any) []file {
 	switch doc.(type) {
 	case *compare.JobDiff, *audit.Batch:
 		return out // several reports: report.md and report.json hold them all
-	case *audit.Report:
+	case *audit.Analysis:
 		out = append(out, file{"annotated.json", report.ChromeTrace})
 	}
 	return append(out, file{"report.html", report.HTML})
@@ -92,7 +92,7 @@ func files(doc any) []file {
 func figures(doc any) ([]*plot.Figure, error) {
 	var build []func() (*plot.Figure, error)
 	switch d := doc.(type) {
-	case *audit.Report:
+	case *audit.Analysis:
 		return plot.Analyze(d)
 	case *compare.Diff:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
@@ -100,7 +100,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
 	case *compare.JobDiff, *audit.Batch:
 		// report.md and report.json only
-	case *replay.Report:
+	case *replay.Result:
 		if !d.DryRun {
 			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })
 		}
@@ -119,7 +119,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 }
 
 // replayBars are the measured and predicted step times of each variant.
-func replayBars(r *replay.Report) []plot.ReplayBar {
+func replayBars(r *replay.Result) []plot.ReplayBar {
 	bars := make([]plot.ReplayBar, 0, len(r.Variants))
 	for _, v := range r.Variants {
 		bars = append(bars, plot.ReplayBar{Name: v.Name, MeasuredNS: v.StepNSMean, PredictedNS: r.PredictedStepNS(v)})

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -18,7 +18,7 @@ import (
 // stacked bars of the two-clock split, with the step speedup (before's
 // median step over after's, as `traceaudit diff` computes it) in the title.
 // It needs only the reports' JSON fields.
-func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
+func NewStepsDiff(before, after *audit.Analysis) (*Figure, error) {
 	if before == nil || after == nil {
 		return nil, errors.New("plot steps-diff: need both reports")
 	}
@@ -31,7 +31,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 		units.Dur(before.Steps.MedianNS), units.Dur(after.Steps.MedianNS))
 	side := []struct {
 		name string
-		r    *audit.Report
+		r    *audit.Analysis
 	}{{"before", before}, {"after", after}}
 	var tallest int64
 	for _, s := range side {
@@ -42,10 +42,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 	p.Y.Label.Text = fmt.Sprintf("mean steady step (%s)", u.Name)
 	p.X.Min, p.X.Max = -0.6, 1.6
 	p.Y.Min, p.Y.Max = 0, max(u.of(tallest)*1.12, 1e-9)
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 	bars := &boxes{}
 	totals := &notes{Style: textStyle(11, colRule, draw.XCenter, draw.YBottom)}
 	ticks := make([]plot.Tick, len(side))
@@ -59,7 +56,7 @@ func NewStepsDiff(before, after *audit.Report) (*Figure, error) {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Tick.Length = 0
 	f.add(bars, totals)
-	bucketLegend(f, []audit.Breakdown{before.Steps.BreakdownNS, after.Steps.BreakdownNS})
+	bucketLegend(f, []index.Breakdown{before.Steps.BreakdownNS, after.Steps.BreakdownNS})
 	return f, nil
 }
 
@@ -94,10 +91,7 @@ func NewReplay(variants []ReplayBar) (*Figure, error) {
 	p.X.Label.Text = "replay variant"
 	p.X.Min, p.X.Max = -0.6, float64(len(variants))-0.4
 	p.Y.Min, p.Y.Max = 0, max(u.of(tallest)*1.14, 1e-9)
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 	bars := &boxes{}
 	texts := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom)}
 	ticks := make([]plot.Tick, len(variants))

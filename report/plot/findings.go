@@ -5,7 +5,6 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
@@ -29,7 +28,7 @@ func severityColor(s analyze.Severity) color.NRGBA {
 // steady step, coloured by severity, labelled with its ID on the axis and
 // its share and estimated speedup at the bar's end, against the median
 // steady step. Without findings the plot says so.
-func NewFindings(r *audit.Report) (*Figure, error) {
+func NewFindings(r *audit.Analysis) (*Figure, error) {
 	f := newFigure("findings", "Wasted time per steady step, by finding")
 	fs := r.Findings
 	if len(fs) == 0 {
@@ -50,10 +49,7 @@ func NewFindings(r *audit.Report) (*Figure, error) {
 	p.X.Max = max(u.of(longest)*1.08, u.of(r.Steps.MedianNS)*1.05)
 	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
 	bareAxis(&p.Y)
-	g := plotter.NewGrid()
-	g.Horizontal.Color = nil
-	g.Vertical = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(false)
 
 	bars := &boxes{MinWidth: vg.Points(1.5)}
 	texts := &notes{Style: textStyle(11, colRule, draw.XLeft, draw.YCenter)}

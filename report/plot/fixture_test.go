@@ -123,7 +123,7 @@ func TestDeterministic(t *testing.T) {
 	}
 	path := testfix.Project("r0_baseline.pt.trace.json.gz")
 	a, b := load(t, path), load(t, path)
-	for _, build := range []func(*audit.Report) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings} {
+	for _, build := range []func(*audit.Analysis) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings} {
 		fa, err := build(a)
 		if err != nil {
 			t.Fatal(err)

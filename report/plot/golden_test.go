@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"gonum.org/v1/plot/cmpimg"
-
-	"github.com/traceaudit/traceaudit/analyze/audit"
 )
 
 // goldenDelta is the per-pixel colour tolerance of the golden images
@@ -27,7 +26,7 @@ func TestGolden(t *testing.T) {
 	after := *r
 	after.File = "after.json"
 	after.Steps.MedianNS /= 4
-	after.Steps.BreakdownNS = audit.Breakdown{Compute: 20 * ms, Copy: 2 * ms, Other: 3 * ms}
+	after.Steps.BreakdownNS = index.Breakdown{index.Compute: 20 * ms, index.Copy: 2 * ms, index.Other: 3 * ms}
 	cases := []struct {
 		name  string
 		build func() (*Figure, error)

@@ -24,6 +24,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -107,6 +108,19 @@ func sans(size vg.Length) font.Font {
 // textStyle is a plain sans text style.
 func textStyle(size vg.Length, clr color.Color, x draw.XAlignment, y draw.YAlignment) text.Style {
 	return text.Style{Color: clr, Font: sans(size), XAlign: x, YAlign: y, Handler: plot.DefaultTextHandler}
+}
+
+// grid adds light grid lines across the value axis: horizontal lines when
+// values go up the Y axis, vertical ones when they go along X.
+func (f *Figure) grid(horizontal bool) {
+	g := plotter.NewGrid()
+	line := draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
+	if horizontal {
+		g.Vertical.Color, g.Horizontal = nil, line
+	} else {
+		g.Horizontal.Color, g.Vertical = nil, line
+	}
+	f.add(g)
 }
 
 // add adds plotters to the plot and records them.
@@ -210,8 +224,8 @@ var ErrNoTimeline = errors.New("plot: the report has no timeline (read from JSON
 
 // Analyze builds the four figures of an analyze report: timeline,
 // utilization, steps and findings, in that order.
-func Analyze(r *audit.Report) ([]*Figure, error) {
-	build := []func(*audit.Report) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings}
+func Analyze(r *audit.Analysis) ([]*Figure, error) {
+	build := []func(*audit.Analysis) (*Figure, error){NewTimeline, NewUtilization, NewSteps, NewFindings}
 	out := make([]*Figure, 0, len(build))
 	for _, b := range build {
 		f, err := b(r)

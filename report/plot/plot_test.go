@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
 
@@ -20,7 +21,7 @@ const ms, us = tt.Ms, tt.Us
 // step, then 100 ms steps of 60 ms DataLoader wait, a 10 ms pageable copy,
 // a 2 ms munmap, 27 ms of kernels (one launched by an autograd thread) and
 // a 1 ms stream synchronisation.
-func inputBound(t *testing.T) *audit.Report {
+func inputBound(t *testing.T) *audit.Analysis {
 	t.Helper()
 	b := tt.New()
 	h := b.Thread(1, 1, "python")
@@ -258,7 +259,7 @@ func TestStepsBarsEqualBreakdowns(t *testing.T) {
 	for i, s := range r.Steps.PerStep {
 		g := stepLabel(s.Name, i)
 		for _, k := range bucketInfo {
-			near(t, g+" "+k.Label, got[g][k.Label], float64(k.Of(s.BreakdownNS))/1e6, 1e-9)
+			near(t, g+" "+k.Label, got[g][k.Label], float64(s.BreakdownNS[k.Bucket])/1e6, 1e-9)
 		}
 		if hatched[g] != s.Startup {
 			t.Errorf("step %s: hatched %v, start-up %v", g, hatched[g], s.Startup)
@@ -336,7 +337,7 @@ func TestStepsDiffAndReplay(t *testing.T) {
 	before := inputBound(t)
 	after := *before
 	after.Steps.MedianNS = before.Steps.MedianNS / 4
-	after.Steps.BreakdownNS = audit.Breakdown{Compute: 20 * ms, Other: 5 * ms}
+	after.Steps.BreakdownNS = index.Breakdown{index.Compute: 20 * ms, index.Other: 5 * ms}
 	f, err := NewStepsDiff(before, &after)
 	if err != nil {
 		t.Fatal(err)

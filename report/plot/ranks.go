@@ -5,11 +5,10 @@ import (
 	"image/color"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -46,21 +45,18 @@ func NewRanks(j *job.Report) (*Figure, error) {
 	p.X.Label.Text = "rank (GPU)"
 	p.X.Min, p.X.Max = -0.6, float64(len(j.Ranks))-0.4
 	p.Y.Min, p.Y.Max = 0, u.of(max(tallest, 1))*1.25
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	bars := &boxes{}
 	outline := &boxes{Line: draw.LineStyle{Color: colError, Width: vg.Points(2.5)}}
 	labels := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom), Background: color.White}
 	ticks := make([]plot.Tick, 0, len(j.Ranks))
-	var breakdowns []audit.Breakdown
+	var breakdowns []index.Breakdown
 	waited := false
 	for i, r := range j.Ranks {
 		b := r.Steps.BreakdownNS
 		breakdowns = append(breakdowns, b)
-		wait := min(r.WaitNSPerStep, b.Comm)
+		wait := min(r.WaitNSPerStep, b[index.Comm])
 		waited = waited || wait > 0
 		x := float64(i)
 		top := rankBar(bars, b, wait, x, 0.3, u, fmt.Sprintf("rank %d", *r.Rank))
@@ -100,10 +96,10 @@ func NewRanks(j *job.Report) (*Figure, error) {
 
 // rankBar stacks one rank's split at x, with the wait for other ranks
 // drawn hatched at the bottom of its comm segment, and returns its height.
-func rankBar(bs *boxes, b audit.Breakdown, wait int64, x, half float64, u timeUnit, group string) float64 {
+func rankBar(bs *boxes, b index.Breakdown, wait int64, x, half float64, u timeUnit, group string) float64 {
 	y := 0.0
 	for _, k := range bucketInfo {
-		v := k.Of(b)
+		v := b[k.Bucket]
 		if v <= 0 {
 			continue
 		}

@@ -6,25 +6,26 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 )
 
 // twoRanks is a job of two ranks: rank 0 waits 50 ms of its 60 ms comm
 // bucket for rank 1, which loads data; rank 1 is the straggler.
 func twoRanks() *job.Report {
-	rank := func(r int, b audit.Breakdown, wait int64) *job.Rank {
+	rank := func(r int, b index.Breakdown, wait int64) *job.Rank {
 		n, dev, pid := r, int64(r), int64(100+r)
-		rep := &audit.Report{Identity: audit.Identity{Rank: &n, Device: &dev, PID: &pid}}
+		rep := &audit.Analysis{Identity: audit.Identity{Rank: &n, Device: &dev, PID: &pid}}
 		rep.Steps.BreakdownNS = b
 		rep.Steps.MedianNS = b.Total()
-		return &job.Rank{Report: rep, WaitNSPerStep: wait}
+		return &job.Rank{Analysis: rep, WaitNSPerStep: wait}
 	}
 	return &job.Report{
 		Job: job.Summary{Ranks: 2, Verdict: "input-bound: 60 % of each step waits for data",
 			Straggler: &job.Straggler{Rank: 1, Device: 1, PID: 101, Cause: "dataloader-wait", WaitNSPerStep: 50 * ms}},
 		Ranks: []*job.Rank{
-			rank(0, audit.Breakdown{Compute: 30 * ms, Comm: 60 * ms, Other: 10 * ms}, 50*ms),
-			rank(1, audit.Breakdown{Compute: 30 * ms, Comm: 2 * ms, Data: 60 * ms, Other: 8 * ms}, 0),
+			rank(0, index.Breakdown{index.Compute: 30 * ms, index.Comm: 60 * ms, index.Other: 10 * ms}, 50*ms),
+			rank(1, index.Breakdown{index.Compute: 30 * ms, index.Comm: 2 * ms, index.Data: 60 * ms, index.Other: 8 * ms}, 0),
 		},
 	}
 }

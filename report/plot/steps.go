@@ -7,11 +7,11 @@ import (
 	"strings"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -19,17 +19,17 @@ import (
 // bucketInfo is one bucket of the two-clock split as the plots show it,
 // in stacking order (bottom first).
 var bucketInfo = []struct {
-	Label string
-	Color color.NRGBA
-	Of    func(audit.Breakdown) int64
+	Label  string
+	Color  color.NRGBA
+	Bucket index.Bucket
 }{
-	{"compute", colCompute, func(b audit.Breakdown) int64 { return b.Compute }},
-	{"exposed comm", colComm, func(b audit.Breakdown) int64 { return b.Comm }},
-	{"exposed copy", colCopy, func(b audit.Breakdown) int64 { return b.Copy }},
-	{"sync", colSync, func(b audit.Breakdown) int64 { return b.Sync }},
-	{"munmap/OS", colOS, func(b audit.Breakdown) int64 { return b.OS }},
-	{"data wait", colData, func(b audit.Breakdown) int64 { return b.Data }},
-	{"other", colOther, func(b audit.Breakdown) int64 { return b.Other }},
+	{"compute", colCompute, index.Compute},
+	{"exposed comm", colComm, index.Comm},
+	{"exposed copy", colCopy, index.Copy},
+	{"sync", colSync, index.Sync},
+	{"munmap/OS", colOS, index.OS},
+	{"data wait", colData, index.Data},
+	{"other", colOther, index.Other},
 }
 
 // maxBarLabels is the most steps whose bars carry their total time.
@@ -37,10 +37,10 @@ const maxBarLabels = 24
 
 // stackBar appends to bs the stacked segments of one bar of breakdown b
 // centred at x, and returns its height in unit u.
-func stackBar(bs *boxes, b audit.Breakdown, x, half float64, u timeUnit, group string, startup bool) float64 {
+func stackBar(bs *boxes, b index.Breakdown, x, half float64, u timeUnit, group string, startup bool) float64 {
 	y := 0.0
 	for _, k := range bucketInfo {
-		v := u.of(k.Of(b))
+		v := u.of(b[k.Bucket])
 		if v <= 0 {
 			continue
 		}
@@ -56,11 +56,11 @@ func stackBar(bs *boxes, b audit.Breakdown, x, half float64, u timeUnit, group s
 
 // bucketLegend adds, top of the stack first, the buckets that any of bs
 // uses.
-func bucketLegend(f *Figure, bs []audit.Breakdown) {
+func bucketLegend(f *Figure, bs []index.Breakdown) {
 	for i := len(bucketInfo) - 1; i >= 0; i-- {
 		k := bucketInfo[i]
 		for _, b := range bs {
-			if k.Of(b) > 0 {
+			if b[k.Bucket] > 0 {
 				f.legend(k.Label, swatch{Fill: k.Color})
 				break
 			}
@@ -78,7 +78,7 @@ func verdictHead(v string) string {
 // exposed copy, sync, munmap/OS, data wait, other), the start-up step
 // and the loop's last step when excluded as tear-down hatched and labelled
 // as excluded, with the median steady step marked.
-func NewSteps(r *audit.Report) (*Figure, error) {
+func NewSteps(r *audit.Analysis) (*Figure, error) {
 	steps := r.Steps.PerStep
 	f := newFigure("steps", fmt.Sprintf("Where each step's time goes (%s)", verdictHead(r.Verdict)))
 	if len(steps) == 0 {
@@ -97,16 +97,13 @@ func NewSteps(r *audit.Report) (*Figure, error) {
 	p.X.Label.Text = "step (steps from " + r.Steps.Source + ")"
 	p.X.Min, p.X.Max = -0.6, float64(len(steps))-0.4
 	p.Y.Min, p.Y.Max = 0, u.of(longest)*1.2
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	bars := &boxes{}
 	totals := &notes{Style: textStyle(10, colRule, draw.XCenter, draw.YBottom), Background: color.White}
 	every := max(1, (len(steps)+29)/30)
 	ticks := make([]plot.Tick, 0, len(steps))
-	breakdowns := make([]audit.Breakdown, 0, len(steps))
+	breakdowns := make([]index.Breakdown, 0, len(steps))
 	excluded := false
 	for i, s := range steps {
 		label := stepLabel(s.Name, i)

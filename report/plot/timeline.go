@@ -55,7 +55,7 @@ func timelineWindow(ix *index.Index) ([]index.Step, bool) {
 // and one per GPU stream, events coloured by what they do, GPU idle time
 // (no kernel on the analysed devices) shaded behind all lanes, step
 // boundaries, and the worst finding's evidence outlined.
-func NewTimeline(r *audit.Report) (*Figure, error) {
+func NewTimeline(r *audit.Analysis) (*Figure, error) {
 	if r.Index == nil || r.Timeline == nil {
 		return nil, ErrNoTimeline
 	}
@@ -199,7 +199,7 @@ func stepName(s string) string {
 }
 
 // timelineTitle names the steps shown.
-func timelineTitle(r *audit.Report, steps []index.Step) string {
+func timelineTitle(r *audit.Analysis, steps []index.Step) string {
 	ix := r.Index
 	pos := slices.IndexFunc(ix.Steps, func(s index.Step) bool { return s.Start == steps[0].Start })
 	what := fmt.Sprintf("steps %d-%d of %d", pos+1, pos+len(steps), len(ix.Steps))

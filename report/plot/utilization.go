@@ -43,7 +43,7 @@ func binBusy(s ivl.Set, lo, hi int64, n int) busySeries {
 
 // NewUtilization draws the GPU's kernel and copy busy shares over the
 // steady window, in utilBins bins, with step boundaries and the means.
-func NewUtilization(r *audit.Report) (*Figure, error) {
+func NewUtilization(r *audit.Analysis) (*Figure, error) {
 	if r.Index == nil || r.Timeline == nil {
 		return nil, ErrNoTimeline
 	}
@@ -74,10 +74,7 @@ func NewUtilization(r *audit.Report) (*Figure, error) {
 	p.X.Label.Text = fmt.Sprintf("time since trace start (%s)", u.Name)
 	p.Y.Label.Text = fmt.Sprintf("GPU busy (%% of each %s bin)", units.Dur(binNS))
 	p.Y.Tick.Marker = percentTicks{}
-	g := plotter.NewGrid()
-	g.Vertical.Color = nil
-	g.Horizontal = draw.LineStyle{Color: colGrid, Width: vg.Points(0.6)}
-	f.add(g)
+	f.grid(true)
 
 	series := []struct {
 		set   ivl.Set

@@ -9,8 +9,8 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -58,7 +58,6 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	pid := tl.Tracks[ix.Main].PID
 	var calls []int32
-	var spans []ivl.Interval
 	names := map[string]int64{}
 	stepsWith := map[int]bool{}
 	for t := range tl.Tracks {
@@ -72,7 +71,6 @@ func run(p *analyze.Pass) (any, error) {
 				continue
 			}
 			calls = append(calls, i)
-			spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
 			names[timeline.BaseAPIName(tl.Name(e.Name))] += e.Dur()
 			stepsWith[stepOf(ix, e.Start)] = true
 		}
@@ -80,19 +78,12 @@ func run(p *analyze.Pass) (any, error) {
 	if len(calls) == 0 || (len(ix.Steady) > 1 && len(stepsWith) < 2) {
 		return nil, nil // one allocation in one step is not churn
 	}
-	wasted := ivl.Union(spans).Subtract(ix.Kernels).Intersect(ix.SteadySet)
+	wasted, cands := hostact.Stalls(tl, ix, calls, ix.Kernels, func(e *timeline.Event, w int64) string {
+		return fmt.Sprintf("%s for %s, %s of it with no kernel running", timeline.BaseAPIName(tl.Name(e.Name)), units.Dur(e.Dur()), units.Dur(w))
+	})
 	total := wasted.Len()
 	if total == 0 {
 		return nil, nil
-	}
-	evidence := analyze.NewTop(analyze.MaxEvidence)
-	for _, i := range calls {
-		e := &tl.Events[i]
-		w := wasted.Covered(e.Start, e.End)
-		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
-			return fmt.Sprintf("%s for %s, %s of it with no kernel running", timeline.BaseAPIName(tl.Name(e.Name)), units.Dur(e.Dur()), units.Dur(w))
-		}})
 	}
 	top, topNS := "", int64(-1)
 	for n, v := range names {
@@ -109,7 +100,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: memory allocated once is never freed in the loop",
-		Evidence:         evidence.Evidence(),
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
 		Detail:           map[string]float64{"calls_per_step": callsPerStep, "steps_with_calls": float64(len(stepsWith))},
 	}
 	switch advice.Of(ix) {

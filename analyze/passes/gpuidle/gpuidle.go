@@ -244,6 +244,17 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 	return strings.Join(out, ", ")
 }
 
+// launchOverhead is the advice for idle gaps that are the host's time
+// between launches (Python, operator dispatch): cut the host overhead per
+// kernel.
+func launchOverhead(prog advice.Program) (fix, code string) {
+	return prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
+			"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
+			"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
+		prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
+			`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
+}
+
 // fixFor points from the symptom to the cause that dominates the gaps, in
 // the terms of the program (PyTorch training or inference, or CUDA).
 func fixFor(prog advice.Program, top hostact.Cause, topName string, launching bool, s hostact.Split, total int64) (fix, code string) {
@@ -316,13 +327,9 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 			where = fmt.Sprintf(" (mostly %q)", units.Clip(topName, 60))
 		}
 		if launching {
+			fix, code := launchOverhead(prog)
 			return "Most idle gaps (" + share + ") are host work inside a range that launches the GPU's work" + where +
-					": the host takes longer between launches (Python, operator dispatch) than the kernels run. " +
-					prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
-						"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
-						"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
-				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
-					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
+				": the host takes longer between launches (Python, operator dispatch) than the kernels run. " + fix, code
 		}
 		return "Most idle gaps (" + share + ") are host work inside ranges" + where + " while the GPU has nothing to run: " +
 				prog.Pick("move that work off the training loop's critical path: do it on the GPU, less often (every N steps), or in a background thread; data preparation belongs in DataLoader workers.",
@@ -337,13 +344,9 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 			what = units.Clip(topName, 80)
 		}
 		if launching {
+			fix, code := launchOverhead(prog)
 			return "Most idle gaps (" + share + ") are host time inside " + what + ", an operator that launches the GPU's work: " +
-					"the host takes longer to dispatch and launch it than the kernels run. " +
-					prog.Pick("Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches, fewer small operations (see launch-bound).",
-						"Cut the host overhead: torch.compile (fusion, CUDA graphs with mode=\"reduce-overhead\"), larger batches of inputs, fewer small operations (see launch-bound).",
-						"Cut the host work between launches: capture the launches in a CUDA graph, fuse kernels, give each more work (see launch-bound)."),
-				prog.Pick(`model = torch.compile(model, mode="reduce-overhead")`, `model = torch.compile(model, mode="reduce-overhead")`,
-					`/* cudaStreamBeginCapture ... cudaStreamEndCapture; cudaGraphLaunch each iteration */`)
+				"the host takes longer to dispatch and launch it than the kernels run. " + fix, code
 		}
 		return "Most idle gaps (" + share + ") are host work in " + what + " while the GPU waits: " +
 				prog.Pick("move it off the training loop's critical path (DataLoader workers for data preparation) or onto the GPU, or overlap it with GPU work.",

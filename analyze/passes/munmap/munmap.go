@@ -8,8 +8,8 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -129,7 +129,6 @@ func run(p *analyze.Pass) (any, error) {
 	tl := p.Timeline
 	feeders := feeders(tl, ix)
 	var calls []int32
-	var spans []ivl.Interval
 	var sum int64
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -137,7 +136,6 @@ func run(p *analyze.Pass) (any, error) {
 			continue
 		}
 		calls = append(calls, int32(i))
-		spans = append(spans, ivl.Interval{Start: e.Start, End: e.End})
 		sum += e.Dur()
 	}
 	if len(calls) == 0 {
@@ -145,19 +143,12 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	callsPerStep := float64(len(calls)) / float64(max(len(ix.Steady), 1))
 	meanNS := sum / int64(len(calls))
-	wasted := ivl.Union(spans).Subtract(ix.Work).Intersect(ix.SteadySet)
+	wasted, cands := hostact.Stalls(tl, ix, calls, ix.Work, func(e *timeline.Event, w int64) string {
+		return fmt.Sprintf("%s for %s, %s of it with the GPU idle", tl.Name(e.Name), units.Dur(e.Dur()), units.Dur(w))
+	})
 	total := wasted.Len()
 	if total == 0 {
 		return nil, nil
-	}
-	top := analyze.NewTop(analyze.MaxEvidence)
-	for _, i := range calls {
-		e := &tl.Events[i]
-		w := wasted.Covered(e.Start, e.End)
-		top.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
-			StartNS: e.Start, EndNS: e.End, Track: ix.Label(e.Track)}, Describe: func() string {
-			return fmt.Sprintf("%s for %s, %s of it with the GPU idle", tl.Name(e.Name), units.Dur(e.Dur()), units.Dur(w))
-		}})
 	}
 	per, share := ix.PerStep(total)
 	f := analyze.Finding{
@@ -167,7 +158,7 @@ func run(p *analyze.Pass) (any, error) {
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: buffers allocated once are never unmapped",
-		Evidence:         top.Evidence(),
+		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
 		Detail:           analyze.DetailMap(Detail{CallsPerStep: callsPerStep, MeanCallNS: meanNS}),
 		Fix: "Each step frees large pageable host buffers (the batch, or the pinned-memory thread's staging copies) and glibc " +
 			"returns them to the OS with munmap, which the launching thread waits for. Allocate batch buffers once and reuse them " +

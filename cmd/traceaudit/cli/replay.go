@@ -136,9 +136,9 @@ func replayRun(opts *ReplayOptions) error {
 	if err := p.Select(opts.Variants); err != nil {
 		return usagef("--variants: %v", err)
 	}
-	var rep *replay.Report
+	var rep *replay.Result
 	if opts.DryRun {
-		rep = replay.NewReport(p, "", false, 0, nil)
+		rep = replay.NewResult(p, "", false, 0, nil)
 	} else {
 		if rep, err = runReplay(opts, p); err != nil {
 			return err
@@ -197,7 +197,7 @@ func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
 }
 
 // runReplay opens the GPU and runs the plan, stopping cleanly on Ctrl-C.
-func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
+func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Result, error) {
 	ex, err := cudaexec.Open(opts.Device)
 	if err != nil {
 		if errors.Is(err, cuda.ErrNoCUDA) || errors.Is(err, cuda.ErrNoDevice) {
@@ -216,5 +216,5 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
-	return replay.NewReport(p, ex.Device(), true, opts.Steps, box), nil
+	return replay.NewResult(p, ex.Device(), true, opts.Steps, box), nil
 }
