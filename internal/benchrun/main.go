@@ -24,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -94,13 +95,14 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 			{"traceaudit stats (ingest)", []string{bin, "stats", "--format", "json", in.path}},
 			{"traceaudit analyze", []string{bin, "analyze", "--format", "json", in.path}},
 		}
-		if in.kind == "chrome-ranks" || in.name == rankLargest {
-			cmds = cmds[1:] // stats reads one file; the folder is a job to analyze
-		}
 		if baseline != "" {
 			cmds = append(cmds,
 				command{"baseline stats (ingest)", []string{baseline, "stats", "--format", "json", in.path}},
 				command{"baseline analyze", []string{baseline, "analyze", "--format", "json", in.path}})
+		}
+		if in.kind == "chrome-ranks" || in.name == rankLargest {
+			// stats reads one file; the folder is a job to analyze
+			cmds = slices.DeleteFunc(cmds, func(c command) bool { return strings.HasSuffix(c.name, "stats (ingest)") })
 		}
 		switch {
 		case in.kind == "chrome" && in.name == "chrome-250MB":
