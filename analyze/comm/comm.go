@@ -147,6 +147,11 @@ func (c *Index) Steady() []*Op {
 	return out
 }
 
+// SizesUnknown reports whether the run has collectives and none of them
+// has its message size recorded (nsys exports, Kineto before 2024): what
+// needs sizes cannot be judged from this trace alone.
+func (c *Index) SizesUnknown() bool { return len(c.Ops) > 0 && !c.SizesKnown }
+
 // New indexes the collectives of ix's run.
 func New(ix *index.Index) *Index {
 	tl := ix.TL

@@ -48,7 +48,7 @@ const NoSizes = "the trace does not record the collectives' message sizes (nsys 
 
 func observable(p *analyze.Pass) (bool, string) {
 	cx := p.ResultOf[comm.Analyzer].(*comm.Index)
-	if len(cx.Ops) > 0 && !cx.SizesKnown {
+	if cx.SizesUnknown() {
 		return false, NoSizes
 	}
 	return true, ""
