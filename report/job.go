@@ -237,25 +237,24 @@ func waitCell(r *job.Rank) string {
 	return fmt.Sprintf("%s (%s)", units.Dur(r.WaitNSPerStep), units.Pct(float64(r.WaitNSPerStep)/float64(r.Steps.MeanNS)))
 }
 
-// topFinding is a report's first finding (the most wasted time) leaving
-// out gpu-idle, the symptom the others explain, unless no other finding
-// accounts for half of its time (the rule of job.Cause).
+// topFinding is what a rank's row shows: its own cause as job.Cause names
+// it (gpu-idle only when no other finding explains half of it), or the
+// effect of waiting for the others (comm-exposed, comm-wait) when that
+// costs it more.
 func topFinding(r *audit.Analysis) string {
-	if len(r.Findings) == 0 {
-		return "-"
+	var f *analyze.Finding
+	if _, cause := job.Cause(r); cause != nil {
+		f = cause
 	}
-	f, idle := r.Findings[0], (*analyze.Finding)(nil)
-	other := false
-	for i, g := range r.Findings {
-		switch {
-		case g.ID == "gpu-idle":
-			idle = &r.Findings[i]
-		case !other:
-			f, other = g, true
+	for i := range r.Findings {
+		// The effects of waiting (comm-exposed, comm-wait), not facts
+		// such as copy-at-peak.
+		if g := &r.Findings[i]; job.IsEffect(g.ID) && strings.HasPrefix(g.ID, "comm-") && (f == nil || g.WastedNS > f.WastedNS) {
+			f = g
 		}
 	}
-	if other && idle != nil && 2*f.WastedNS < idle.WastedNS {
-		f = *idle
+	if f == nil {
+		return "-"
 	}
 	return fmt.Sprintf("%s %s (%s)", f.ID, units.Dur(f.WastedNS), units.Pct(f.Share))
 }

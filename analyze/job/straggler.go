@@ -16,6 +16,10 @@ import (
 // rather than a cost: never a straggler's cause.
 var effects = map[string]bool{"comm-exposed": true, commwait.ID: true, "copy-at-peak": true}
 
+// IsEffect reports whether findings with this ID show a rank waiting for
+// others, or a fact rather than a cost: never a rank's own cause.
+func IsEffect(id string) bool { return effects[id] }
+
 // Cause is a straggler's own cause: the ID of its loudest finding that is
 // not an effect of waiting, and that finding. gpu-idle is the symptom the
 // other findings explain: it is the cause only when no other finding

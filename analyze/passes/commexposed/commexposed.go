@@ -164,7 +164,7 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
 // compute lasts.
 func prefetchHides(ix *index.Index, ops []*comm.Op) int64 {
 	byStart := slices.Clone(ops)
-	slices.SortFunc(byStart, func(a, b *comm.Op) int { return cmp.Compare(a.Start, b.Start) })
+	slices.SortStableFunc(byStart, func(a, b *comm.Op) int { return cmp.Compare(a.Start, b.Start) })
 	prevEnd := map[int64]int64{} // device -> end of its last collective so far
 	var hidden int64
 	for _, o := range byStart {

@@ -126,7 +126,6 @@ func run(p *analyze.Pass) (any, error) {
 	// The issue time: per issuing thread, the union of its issue ranges
 	// that hold a collective's launch call, else the call itself.
 	issue := map[timeline.TrackID]*thread{}
-	var per []int64
 	for _, o := range ops {
 		e := &tl.Events[o.Event]
 		if e.Link < 0 {
@@ -138,14 +137,18 @@ func run(p *analyze.Pass) (any, error) {
 			th = newThread(tl, call.Track)
 			issue[call.Track] = th
 		}
-		per = append(per, th.add(call))
+		th.add(call)
+	}
+	// Each collective's issue time: its launch call's, or its share of
+	// the issue range that launched it (a coalesced range launches several).
+	var per []int64
+	var issueNS int64
+	for _, th := range issue {
+		per = th.perCollective(per)
+		issueNS += ix.SteadyCovered(ivl.Union(th.used))
 	}
 	if len(per) == 0 {
 		return nil, nil
-	}
-	var issueNS int64
-	for _, th := range issue {
-		issueNS += ix.SteadyCovered(ivl.Union(th.used))
 	}
 	issuePer := issueNS / int64(steps)
 	saved := issuePer * int64(n-fewer) / int64(n)
@@ -213,11 +216,12 @@ type thread struct {
 	tl     *timeline.Timeline
 	ranges []ivl.Interval // the thread's outermost issue ranges, in start order
 	used   []ivl.Interval // the spans counted: issue ranges holding a collective launch, or the calls
-	seen   map[int]bool
+	calls  []int64        // the durations of launch calls outside any issue range
+	count  map[int]int    // collectives launched in each issue range, by index in ranges
 }
 
 func newThread(tl *timeline.Timeline, t timeline.TrackID) *thread {
-	th := &thread{tl: tl, seen: map[int]bool{}}
+	th := &thread{tl: tl, count: map[int]int{}}
 	// The track's events are in start order: a range that starts inside
 	// the current outermost one is nested in it (or, malformed, extends it);
 	// ranges that only touch stay apart, one issue each.
@@ -235,9 +239,9 @@ func newThread(tl *timeline.Timeline, t timeline.TrackID) *thread {
 	return th
 }
 
-// add counts the issue range around call (once per range) and returns the
-// issue time it stands for.
-func (th *thread) add(call *timeline.Event) int64 {
+// add counts call, the launch of one collective: in the issue range around
+// it (the range counted once), else on its own.
+func (th *thread) add(call *timeline.Event) {
 	i, ok := slices.BinarySearchFunc(th.ranges, call.Start, func(iv ivl.Interval, t int64) int {
 		switch {
 		case iv.End <= t:
@@ -250,12 +254,24 @@ func (th *thread) add(call *timeline.Event) int64 {
 	if !ok {
 		iv := ivl.Interval{Start: call.Start, End: call.End}
 		th.used = append(th.used, iv)
-		return iv.Len()
+		th.calls = append(th.calls, iv.Len())
+		return
 	}
-	iv := th.ranges[i]
-	if !th.seen[i] {
-		th.seen[i] = true
-		th.used = append(th.used, iv)
+	if th.count[i] == 0 {
+		th.used = append(th.used, th.ranges[i])
 	}
-	return iv.Len()
+	th.count[i]++
+}
+
+// perCollective appends to per each counted collective's issue time: its
+// call's, or an equal share of its issue range.
+func (th *thread) perCollective(per []int64) []int64 {
+	per = append(per, th.calls...)
+	for i, n := range th.count {
+		share := th.ranges[i].Len() / int64(n)
+		for range n {
+			per = append(per, share)
+		}
+	}
+	return per
 }
