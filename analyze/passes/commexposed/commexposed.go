@@ -11,6 +11,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -166,6 +167,7 @@ func prefetchHides(ix *index.Index, ops []*comm.Op) int64 {
 	byStart := slices.Clone(ops)
 	slices.SortStableFunc(byStart, func(a, b *comm.Op) int { return cmp.Compare(a.Start, b.Start) })
 	prevEnd := map[int64]int64{} // device -> end of its last collective so far
+	kernelsOn := deviceKernels(ix)
 	var hidden int64
 	for _, o := range byStart {
 		dev := ix.TL.Tracks[ix.TL.Events[o.Event].Track].Device
@@ -174,9 +176,31 @@ func prefetchHides(ix *index.Index, ops []*comm.Op) int64 {
 			lo = o.Start // the first collective seen: nothing before it to count on
 		}
 		if o.Start > lo {
-			hidden += min(o.Exposed.Len(), ix.Kernels.Covered(lo, o.Start))
+			hidden += min(o.Exposed.Len(), kernelsOn(dev).Covered(lo, o.Start))
 		}
 		prevEnd[dev] = max(lo, o.End)
 	}
 	return hidden
+}
+
+// deviceKernels returns the compute kernels of one device: the index's
+// kernel set when the run uses one GPU, else that device's own (a process
+// driving several GPUs hides a collective only behind its own GPU's work).
+func deviceKernels(ix *index.Index) func(dev int64) ivl.Set {
+	if len(ix.Devices) <= 1 {
+		return func(int64) ivl.Set { return ix.Kernels }
+	}
+	by := map[int64][]ivl.Interval{}
+	for _, i := range ix.DeviceWork {
+		e := &ix.TL.Events[i]
+		if e.Kind == timeline.KindKernel && !e.Has(timeline.FlagComm) {
+			d := ix.TL.Tracks[e.Track].Device
+			by[d] = append(by[d], ivl.Interval{Start: e.Start, End: e.End})
+		}
+	}
+	sets := make(map[int64]ivl.Set, len(by))
+	for d, ivs := range by {
+		sets[d] = ivl.Union(ivs)
+	}
+	return func(dev int64) ivl.Set { return sets[dev] }
 }
