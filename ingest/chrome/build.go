@@ -28,20 +28,10 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 			unknown[k] += *n
 		}
 		for _, cs := range r.sizes {
-			if sizes == nil {
-				sizes = map[int64]int64{}
-			}
-			if _, dup := sizes[cs.corr]; !dup {
-				sizes[cs.corr] = cs.size
-			}
+			firstByCorr(&sizes, cs.corr, cs.size)
 		}
 		for _, cc := range r.colls {
-			if colls == nil {
-				colls = map[int64]timeline.Collective{}
-			}
-			if _, dup := colls[cc.corr]; !dup {
-				colls[cc.corr] = cc.c
-			}
+			firstByCorr(&colls, cc.corr, cc.c)
 		}
 	}
 	src.Format = Format
@@ -91,8 +81,8 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		if e.Bytes == 0 && e.Corr != 0 && sizes != nil && (e.Kind == timeline.KindMemcpy || e.Kind == timeline.KindMemset) {
 			e.Bytes = sizes[e.Corr]
 		}
-		if e.Kind == timeline.KindKernel && colls != nil {
-			if c, ok := colls[e.Corr]; ok && e.Corr != 0 {
+		if e.Kind == timeline.KindKernel && e.Corr != 0 && colls != nil {
+			if c, ok := colls[e.Corr]; ok {
 				b.AddCollective(e, c)
 				return
 			}
@@ -269,4 +259,15 @@ func jsonType(v gjson.Result) string {
 		return "array"
 	}
 	return "object"
+}
+
+// firstByCorr records v for correlation id corr in *m, making the map on
+// first use, unless an earlier chunk already recorded one (the first wins).
+func firstByCorr[V any](m *map[int64]V, corr int64, v V) {
+	if *m == nil {
+		*m = map[int64]V{}
+	}
+	if _, dup := (*m)[corr]; !dup {
+		(*m)[corr] = v
+	}
 }
