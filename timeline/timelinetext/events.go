@@ -82,11 +82,8 @@ func (d *decoder) event(n int, k timeline.Kind, f []string) error {
 	if k == timeline.KindMarker && p.e.End != p.e.Start {
 		return fmt.Errorf("marker with a duration")
 	}
-	if p.coll != nil {
-		if k != timeline.KindKernel {
-			return fmt.Errorf("%s with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives", k)
-		}
-		p.coll.Bytes, p.e.Bytes = p.e.Bytes, 0 // a collective's bytes are its message's
+	if err := finishColl(&p, k.String()); err != nil {
+		return err
 	}
 	d.add(n, p)
 	return nil
@@ -260,11 +257,8 @@ func (d *decoder) pair(n int, f []string) error {
 	if verb == "launch" && work.name == "" {
 		return fmt.Errorf("launch: want the kernel's \"name\"")
 	}
-	if work.coll != nil {
-		if verb != "launch" {
-			return fmt.Errorf("copy with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives")
-		}
-		work.coll.Bytes, work.e.Bytes = work.e.Bytes, 0
+	if err := finishColl(&work, verb); err != nil {
+		return err
 	}
 	if verb == "copy" && work.name == "" {
 		work.name = "Memcpy " + work.e.Copy.String()
@@ -352,4 +346,18 @@ func derive(o *timeline.Observed, e *timeline.Event) {
 			o.DataLoader, o.CanAnnotations = true, true
 		}
 	}
+}
+
+// finishColl checks that only a kernel carries collective keys (what names
+// the line in the error) and moves the event's bytes to the collective's
+// message size.
+func finishColl(p *pending, what string) error {
+	if p.coll == nil {
+		return nil
+	}
+	if p.e.Kind != timeline.KindKernel {
+		return fmt.Errorf("%s with collective keys (coll, group, ranks, dtype, seq): only kernels are collectives", what)
+	}
+	p.coll.Bytes, p.e.Bytes = p.e.Bytes, 0 // a collective's bytes are its message's
+	return nil
 }
