@@ -42,12 +42,7 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 		if f.WastedNS == 0 {
 			p.line("%d. %s %-20s informational: no time wasted", i+1, sev, f.ID)
 		} else {
-			of := "of the steady window"
-			if f.ID == job.StragglerID {
-				of = "of the others' step"
-			}
-			p.line("%d. %s %-20s %s per step, %s %s, est. %s if fixed",
-				i+1, sev, f.ID, units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+			p.line("%d. %s %-20s %s", i+1, sev, f.ID, figures(f))
 		}
 		p.line("   %s", f.Title)
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
@@ -232,4 +227,15 @@ func MaxSeverity(reports ...*audit.Analysis) analyze.Severity {
 		}
 	}
 	return m
+}
+
+// figures is a finding's cost in words: its time per step, its share of
+// what it is measured against (the others' step for the straggler, else
+// the steady window) and its estimated speedup.
+func figures(f analyze.Finding) string {
+	of := "of the steady window"
+	if f.ID == job.StragglerID {
+		of = "of the others' step"
+	}
+	return fmt.Sprintf("%s per step, %s %s, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
 }

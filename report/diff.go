@@ -145,8 +145,8 @@ func jobDiffMarkdown(p *printer, d *compare.JobDiff, o Options) {
 	p.line("| rank | step before | step after | speedup | resolved | new | regressed |")
 	p.line("|---:|---:|---:|---:|---|---|---|")
 	for _, r := range d.Ranks {
-		p.line("| %d | %s (%s) | %s (%s) | %s | %s | %s | %s |", r.Rank, units.Dur(r.BeforeStepNS), mdCell(verdictHead(r.Verdict.Before)),
-			units.Dur(r.AfterStepNS), mdCell(verdictHead(r.Verdict.After)), speedupText(r.StepSpeedup),
+		p.line("| %d | %s (%s) | %s (%s) | %s | %s | %s | %s |", r.Rank, units.Dur(r.BeforeStepNS), mdEscape(verdictHead(r.Verdict.Before)),
+			units.Dur(r.AfterStepNS), mdEscape(verdictHead(r.Verdict.After)), speedupText(r.StepSpeedup),
 			mdIDs(r.Findings.Resolved), mdIDs(r.Findings.New), mdIDs(r.Findings.Regressed))
 	}
 	mdPlots(p, o.Plots, false)

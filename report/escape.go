@@ -8,7 +8,7 @@ import (
 // Names in a trace (kernels, ranges, threads, files) are data written by
 // someone else. Every renderer treats every string of a document as such:
 // the text renderer strips terminal control sequences (termSafe), Markdown
-// escapes what Markdown and HTML would interpret (mdEscape, mdCell,
+// escapes what Markdown and HTML would interpret (mdEscape,
 // mdCode), Mermaid labels keep a safe alphabet (mermaidLabel), and HTML
 // goes through html/template.
 
@@ -146,9 +146,6 @@ var mdEscaper = strings.NewReplacer(
 func mdEscape(s string) string {
 	return mdEscaper.Replace(strings.Join(strings.Fields(strings.ReplaceAll(termSafe(s), "\u00a0", " ")), " "))
 }
-
-// mdCell escapes text for a table cell (pipes included).
-func mdCell(s string) string { return mdEscape(s) }
 
 // mdCode is s as an inline code span that s cannot close: the fence is
 // longer than any run of backticks in s. In a table, pipes are escaped as

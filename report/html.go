@@ -238,11 +238,7 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
 	hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
 	if f.WastedNS > 0 {
-		of := "of the steady window"
-		if f.ID == job.StragglerID {
-			of = "of the others' step"
-		}
-		hf.Figures = fmt.Sprintf("%s per step, %s %s, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+		hf.Figures = figures(f)
 	} else {
 		hf.Figures = "informational: no time wasted"
 	}

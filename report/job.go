@@ -69,7 +69,7 @@ func jobMarkdown(p *printer, j *job.Report, o Options) {
 			rank = fmt.Sprintf("**%d** (straggler)", *r.Rank)
 		}
 		p.line("| %s | %s | %d | %s | %s | %s | %s |", rank, device(*r.Device), *r.PID, units.Dur(r.Steps.MedianNS),
-			mdCell(verdictHead(r.Verdict)), waitCell(r), mdCell(topFinding(r.Analysis)))
+			mdEscape(verdictHead(r.Verdict)), waitCell(r), mdEscape(topFinding(r.Analysis)))
 	}
 	p.line("")
 	p.line("*%s*", mdEscape(strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")))

@@ -56,8 +56,8 @@ func findingsTable(p *printer, r *audit.Analysis) {
 	p.line("| | finding | wasted per step | share | est. speedup | fix |")
 	p.line("|---|---|---:|---:|---:|---|")
 	for _, f := range r.Findings {
-		p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdCell(f.Title),
-			units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdCell(firstSentence(f.Fix)))
+		p.line("| %s | `%s` %s | %s | %s | %s | %s |", severityIcon(f.Severity.String()), f.ID, mdEscape(f.Title),
+			units.Dur(f.WastedNS), units.Pct(f.Share), units.Speedup(f.EstimatedSpeedup), mdEscape(firstSentence(f.Fix)))
 	}
 }
 
@@ -82,7 +82,7 @@ func findingMarkdown(p *printer, f analyze.Finding, origin int64, verify string)
 		p.line("| at | length | track | what |")
 		p.line("|---:|---:|---|---|")
 		for _, e := range f.Evidence {
-			p.line("| %s | %s | %s | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), styled(mdCode(e.Track, true)), mdCell(e.What))
+			p.line("| %s | %s | %s | %s |", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), styled(mdCode(e.Track, true)), mdEscape(e.What))
 		}
 		p.line("")
 		p.line("</details>")
@@ -136,7 +136,7 @@ func writeStepTable(p *printer, r *audit.Analysis) {
 		p.line("|---|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for i, s := range r.Steps.PerStep {
-		p.line("| %s | %s | %s |", mdCell(stepLabel(s, i)), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
+		p.line("| %s | %s | %s |", mdEscape(stepLabel(s, i)), units.Dur(s.EndNS-s.StartNS), cells(s.BreakdownNS))
 	}
 	b := r.Steps.BreakdownNS
 	p.line("| **mean steady step** | **%s** | %s |", units.Dur(b.Total()), cells(b))
