@@ -1,15 +1,21 @@
 // Package profcost measures, on the machine that replays a trace, what
-// torch.profiler costs the host for each event it records, so that a
-// replay of a profiled loop can take the profiler's own time out of the
-// host phases it reproduces.
+// torch.profiler adds to a trace's host time for each event it records,
+// so that a replay of a profiled loop can take the profiler's own time out
+// of the host phases it reproduces.
 //
 // The measurement runs a probe (probe.py, embedded) with the machine's
-// Python and PyTorch: two loops of small ops, timed without the profiler
-// and under it in interleaved rounds, the difference divided by the host
-// events the profiler recorded for them. On the calibration's H200 box
-// (torch 2.11) such loops cost 1.1 to 2.6 µs more per recorded event
-// under torch.profiler, by loop and by run; a fixed figure would be off
-// by as much on another machine or PyTorch version.
+// Python and PyTorch: two loops of small ops timed on the host without the
+// profiler, then recorded under it, each run in a range of its own; the
+// cost per event is (the run's length in the exported trace - its length
+// without the profiler) / the host events recorded in it. Two things
+// measured on the calibration's H200 box (torch 2.11) shape it:
+//
+//   - the unprofiled loops run first: after a profiler session ends, the
+//     process keeps part of its cost (800 launches a step: 5.72 ms before
+//     any session, 10.97 ms after one, in the same process);
+//   - the trace's length of a run, not its wall-clock length, is what a
+//     trace's phases hold: the same loop took 12.3-16 ms a step by the
+//     wall clock under the profiler, while a trace of it showed 8.7 ms.
 //
 // Nsight Systems is not measured: its cost falls on calls it intercepts
 // whether or not it records them (on the same box, 3.0 µs more per CUDA
@@ -36,7 +42,7 @@ import (
 var probe string
 
 // Timeout bounds one measurement: importing torch, starting CUDA and the
-// probe's rounds take about 10 s on an H200 box.
+// probe's rounds take about 8 s on an H200 box.
 const Timeout = 120 * time.Second
 
 // Ops is the number of ops of each probe loop, Rounds the interleaved
@@ -52,8 +58,8 @@ type Cost struct {
 	EventNS int64 `json:"event_ns"`
 	// RoundsNS are each round's cost per event, in ns.
 	RoundsNS []int64 `json:"rounds_ns"`
-	// Events is how many host events the profiler recorded for one run of
-	// the probe's loops.
+	// Events is how many host events the profiler recorded in one round
+	// of the probe's loops.
 	Events int `json:"events"`
 	// Torch is the PyTorch version that was measured.
 	Torch string `json:"torch"`
