@@ -179,14 +179,21 @@ func median(v []int64) int64 {
 }
 
 // lagEvidence lists the instances where rank r came last with the longest
-// waits it caused, on r's own clock.
+// waits it caused, on r's own clock: from the first rank's arrival to r's.
+// Where the first rank arrived before r's trace began, the interval starts
+// with r's trace, and the text says so.
 func lagEvidence(r *Rank, lags []lag) []analyze.Evidence {
 	c := make([]analyze.Candidate, 0, len(lags))
 	for _, l := range lags {
+		start := l.first - r.ClockOffsetNS
+		before := ""
+		if start < r.WindowStartNS {
+			start, before = r.WindowStartNS, ", before this rank's trace began"
+		}
 		c = append(c, analyze.Candidate{Weight: l.maxWait, Evidence: analyze.Evidence{
-			StartNS: l.first - r.ClockOffsetNS, EndNS: l.c.ArrivalNS - r.ClockOffsetNS, Track: l.c.Track,
-			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d; the others waited up to %s with no compute running", describe(l.c), stepLabel(r.Analysis, l.c.Step),
-				*r.Rank, units.Dur(l.c.ArrivalNS-l.first), l.firstRank, units.Dur(l.maxWait))}})
+			StartNS: start, EndNS: l.c.ArrivalNS - r.ClockOffsetNS, Track: l.c.Track,
+			What: fmt.Sprintf("%s in %s: rank %d arrived %s after rank %d%s; the others waited up to %s with no compute running", describe(l.c), stepLabel(r.Analysis, l.c.Step),
+				*r.Rank, units.Dur(l.c.ArrivalNS-l.first), l.firstRank, before, units.Dur(l.maxWait))}})
 	}
 	return analyze.TopEvidence(c, analyze.MaxEvidence)
 }

@@ -127,6 +127,15 @@ func TestCapturedJobs(t *testing.T) {
 				t.Fatalf("job findings %+v", j.Job.Findings)
 			}
 			withinQuarter(t, "straggler", f.EstimatedSpeedup, real["c"])
+			// Each lag is shown on the straggler's clock, never before its
+			// trace began (rank 0 reached one all-reduce 55.7 ms before
+			// rank 1's Chrome trace starts).
+			w := j.Ranks[1].WindowStartNS
+			for _, e := range f.Evidence {
+				if e.StartNS < w || e.EndNS < e.StartNS {
+					t.Errorf("evidence %d-%d ns, rank 1's trace starts at %d: %s", e.StartNS, e.EndNS, w, e.What)
+				}
+			}
 		})
 		t.Run("c1_cpu_fixed/"+format, func(t *testing.T) {
 			j := analyzeJob(t, capture("c1_cpu_fixed", format))
