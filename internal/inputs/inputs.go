@@ -100,12 +100,21 @@ type Result struct {
 // ErrSeveralJobs is returned for a folder that holds more than one job.
 var ErrSeveralJobs = errors.New("holds several jobs")
 
+// Inputs are the trace files that arguments name (Expand).
+type Inputs struct {
+	// Files are the trace files, in order; Folders the arguments that
+	// were folders; Skipped the .nsys-rep reports left out of a folder
+	// because their export is beside them.
+	Files, Folders, Skipped []string
+}
+
 // Expand turns the arguments into trace files: files as given, folders
 // into the trace files they hold (sorted by name). A folder without
 // traces is an error. An Nsight Systems report (.nsys-rep) in a folder is
 // a trace (exported when read), unless NAME.sqlite, its export, is beside
-// it: then it is listed in skipped.
-func Expand(args []string) (files []string, folders []string, skipped []string, err error) {
+// it: then it is listed in Skipped.
+func Expand(args []string) (Inputs, error) {
+	var files, folders, skipped []string
 	for _, a := range args {
 		st, err := os.Stat(a)
 		if err != nil || !st.IsDir() {
@@ -115,7 +124,7 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 		folders = append(folders, a)
 		entries, err := os.ReadDir(a)
 		if err != nil {
-			return nil, nil, nil, &ingest.Error{Path: a, Err: errors.New("cannot list the folder")}
+			return Inputs{}, &ingest.Error{Path: a, Err: errors.New("cannot list the folder")}
 		}
 		n := 0
 		for _, e := range entries {
@@ -148,26 +157,32 @@ func Expand(args []string) (files []string, folders []string, skipped []string, 
 			}
 		}
 		if n == 0 {
-			return nil, nil, nil, &ingest.Error{Path: a, Err: errors.New("the folder holds no trace files"),
+			return Inputs{}, &ingest.Error{Path: a, Err: errors.New("the folder holds no trace files"),
 				Hint: "give Nsight Systems SQLite exports or PyTorch profiler Chrome traces"}
 		}
 	}
-	return files, folders, skipped, nil
+	return Inputs{Files: files, Folders: folders, Skipped: skipped}, nil
 }
 
 // Analyze reads and analyses the traces args name (files or folders) and
 // decides whether they are one trace, one job or a batch.
 func Analyze(args []string, o Options) (*Result, error) {
+	in, err := Expand(args)
+	if err != nil {
+		return nil, err
+	}
+	return AnalyzeInputs(in, o)
+}
+
+// AnalyzeInputs is Analyze of inputs already expanded.
+func AnalyzeInputs(in Inputs, o Options) (*Result, error) {
 	if o.Config == nil {
 		o.Config = analyze.DefaultConfig()
 	}
 	if o.Open == nil {
 		o.Open = func(p string) (*timeline.Timeline, error) { return ingest.Open(p, ingest.Options{}) }
 	}
-	paths, folders, _, err := Expand(args)
-	if err != nil {
-		return nil, err
-	}
+	paths, folders := in.Files, in.Folders
 	if len(paths) == 0 {
 		return nil, errors.New("no trace files given")
 	}

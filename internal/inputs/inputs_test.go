@@ -35,7 +35,8 @@ func TestExpand(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	files, folders, skipped, err := Expand([]string{dir, "x.json"})
+	in, err := Expand([]string{dir, "x.json"})
+	files, folders, skipped := in.Files, in.Folders, in.Skipped
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func TestExpand(t *testing.T) {
 		t.Errorf("files %v folders %v skipped %v", files, folders, skipped)
 	}
 	empty := t.TempDir()
-	if _, _, _, err := Expand([]string{empty}); err == nil || !strings.Contains(err.Error(), "holds no trace files") {
+	if _, err := Expand([]string{empty}); err == nil || !strings.Contains(err.Error(), "holds no trace files") {
 		t.Errorf("empty folder: %v", err)
 	}
 }

@@ -30,11 +30,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // folders) as one trace, one job or a batch (internal/inputs). One trace
 // shows its reading progress; several show how many are done.
 func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep bool) (*inputs.Result, error) {
-	paths, _, skipped, err := inputs.Expand(args)
+	in, err := inputs.Expand(args)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range skipped {
+	paths := in.Files
+	for _, s := range in.Skipped {
 		fmt.Fprintf(ios.Err, "traceaudit: %s: skipped: its export %s.sqlite is read\n", s, strings.TrimSuffix(filepath.Base(s), filepath.Ext(s)))
 	}
 	// The command renders the result and exits: the memory limit of a run
@@ -42,7 +43,7 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep, KeepMemoryLimit: ios.OneShot}
 	if len(paths) == 1 {
 		o.Open = func(p string) (*timeline.Timeline, error) { return load(ios, p) }
-		return inputs.Analyze(args, o)
+		return inputs.AnalyzeInputs(in, o)
 	}
 	errw := &lockedWriter{w: ios.Err}
 	bar := progress.New(errw, fmt.Sprintf("reading %d traces", len(paths)), ios.ErrTTY)
@@ -61,7 +62,7 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 		mu.Unlock()
 		return tl, err
 	}
-	return inputs.Analyze(args, o)
+	return inputs.AnalyzeInputs(in, o)
 }
 
 // docOf is the document to render for an analysis, and its worst finding.
