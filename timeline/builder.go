@@ -29,6 +29,10 @@ type Builder struct {
 	// ingester passes an allocator of memory prepared for large data (see
 	// internal/hugepage), as UseBuffer does for the events.
 	MakeInt32s func(n int) []int32
+	// FreeInt32s, when set, receives the slices of MakeInt32s that Build
+	// no longer needs (the correlation table), so that the ingester can
+	// give their memory back; Build never touches them afterwards.
+	FreeInt32s func([]int32)
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -192,7 +196,7 @@ func (b *Builder) Build() (*Timeline, error) {
 			tracks[t].Events = append(tracks[t].Events, int32(i))
 		}
 	}
-	linkCorrelations(b.events, b.int32s)
+	linkCorrelations(b.events, b.int32s, b.FreeInt32s)
 	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
@@ -275,9 +279,10 @@ func compareEvents(x, y Event) int {
 // matching on (Proc, Corr). Cost: linear, with a sort of the API calls
 // only when they do not come in id order, when the ids fit with the event
 // index in 64 bits (linkPacked); else one sort of all correlated events
-// on the pair. alloc makes the large scratch memory (nil: make).
-func linkCorrelations(ev []Event, alloc func(int) []int32) {
-	if !linkPacked(ev, alloc) {
+// on the pair. alloc makes the large scratch memory (nil: make); free,
+// when set, receives it once it is no longer used.
+func linkCorrelations(ev []Event, alloc func(int) []int32, free func([]int32)) {
+	if !linkPacked(ev, alloc, free) {
 		linkGeneral(ev)
 	}
 }
