@@ -10,11 +10,11 @@ import (
 )
 
 // launch is one piece of GPU work (kernel, copy, memset) that a host API
-// call of the main process launched: when the call began, and the work's
-// event (16 bytes, not the 24 of a copy of its times: the table is as long
+// call of the main process launched: the call's event and the work's (8
+// bytes, not the 16 of a copy of the call's start: the table is as long
 // as the GPU work).
 type launch struct {
-	call int64 // start of the launching API call
+	call int32 // the launching API call's index in the timeline's events
 	work int32 // the GPU work's index in the timeline's events
 }
 
@@ -42,13 +42,14 @@ func (ix *Index) mainLaunches() launchTable {
 		if tl.Tracks[c.Track].PID != pid {
 			continue
 		}
-		out = append(out, launch{call: c.Start, work: int32(i)})
+		out = append(out, launch{call: e.Link, work: int32(i)})
 	}
 	// Only the order of the calls matters (within cuts by call; span takes
 	// the extremes); ties keep the timeline's order.
+	ev := tl.Events
 	byCall := func(a, b launch) int {
-		if a.call != b.call {
-			return cmp.Compare(a.call, b.call)
+		if c := cmp.Compare(ev[a.call].Start, ev[b.call].Start); c != 0 {
+			return c
 		}
 		return cmp.Compare(a.work, b.work)
 	}
@@ -63,9 +64,9 @@ func (lt launchTable) len() int { return len(lt.l) }
 
 // within returns the launches whose call began in [lo, hi).
 func (lt launchTable) within(lo, hi int64) launchTable {
-	l := lt.l
-	i := sort.Search(len(l), func(k int) bool { return l[k].call >= lo })
-	j := sort.Search(len(l), func(k int) bool { return l[k].call >= hi })
+	l, ev := lt.l, lt.tl.Events
+	i := sort.Search(len(l), func(k int) bool { return ev[l[k].call].Start >= lo })
+	j := i + sort.Search(len(l)-i, func(k int) bool { return ev[l[i+k].call].Start >= hi })
 	return launchTable{tl: lt.tl, l: l[i:j]}
 }
 
