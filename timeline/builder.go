@@ -175,7 +175,7 @@ func (b *Builder) Build() (*Timeline, error) {
 
 	// Ingesters usually deliver events in order already: check first, in
 	// O(n), and sort only when needed.
-	if !slices.IsSortedFunc(b.events, compareEvents) {
+	if !isSorted(b.events) {
 		slices.SortStableFunc(b.events, compareEvents)
 	}
 
@@ -265,14 +265,28 @@ func Before(x, y *Event) int {
 	return cmp.Compare(y.End, x.End)
 }
 
-func compareEvents(x, y Event) int {
-	if c := Before(&x, &y); c != 0 {
+func compareEvents(x, y Event) int { return compareEventPtrs(&x, &y) }
+
+// compareEventPtrs is the timeline's order: Before, then Track, then Kind.
+func compareEventPtrs(x, y *Event) int {
+	if c := Before(x, y); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(x.Track, y.Track); c != 0 {
 		return c
 	}
 	return cmp.Compare(x.Kind, y.Kind)
+}
+
+// isSorted reports whether ev is in the timeline's order (without copying
+// the events, as slices.IsSortedFunc's comparison by value would).
+func isSorted(ev []Event) bool {
+	for i := 1; i < len(ev); i++ {
+		if compareEventPtrs(&ev[i-1], &ev[i]) > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // linkCorrelations sets Link on API calls and the GPU work they launched,
