@@ -9,19 +9,13 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// launch is one piece of GPU work (kernel, copy, memset) that a host API
-// call of the main process launched: the call's event and the work's (8
-// bytes, not the 16 of a copy of the call's start: the table is as long
-// as the GPU work).
-type launch struct {
-	call int32 // the launching API call's index in the timeline's events
-	work int32 // the GPU work's index in the timeline's events
-}
-
-// launchTable lists the GPU work the main process launched, by call start.
+// launchTable lists the GPU work (kernels, copies, memsets) the main
+// process launched, by the start of the launching call: the work's index
+// in the timeline's events (4 bytes a launch: the table is as long as the
+// GPU work), its call being the work's Link.
 type launchTable struct {
 	tl *timeline.Timeline
-	l  []launch
+	l  []int32
 }
 
 // mainLaunches collects the GPU work linked to API calls of the main
@@ -32,7 +26,7 @@ func (ix *Index) mainLaunches() launchTable {
 		return launchTable{tl: tl}
 	}
 	pid := tl.Tracks[ix.Main].PID
-	out := hugepage.Make[launch](0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset])
+	out := hugepage.Make[int32](0, ix.Count[timeline.KindKernel]+ix.Count[timeline.KindMemcpy]+ix.Count[timeline.KindMemset])
 	for i := range tl.Events {
 		e := &tl.Events[i]
 		if !e.Kind.IsGPUWork() || e.Link < 0 {
@@ -42,16 +36,16 @@ func (ix *Index) mainLaunches() launchTable {
 		if tl.Tracks[c.Track].PID != pid {
 			continue
 		}
-		out = append(out, launch{call: e.Link, work: int32(i)})
+		out = append(out, int32(i))
 	}
 	// Only the order of the calls matters (within cuts by call; span takes
 	// the extremes); ties keep the timeline's order.
 	ev := tl.Events
-	byCall := func(a, b launch) int {
-		if c := cmp.Compare(ev[a.call].Start, ev[b.call].Start); c != 0 {
+	byCall := func(a, b int32) int {
+		if c := cmp.Compare(ev[ev[a].Link].Start, ev[ev[b].Link].Start); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.work, b.work)
+		return cmp.Compare(a, b)
 	}
 	if !slices.IsSortedFunc(out, byCall) { // one stream's work is in call order already
 		slices.SortFunc(out, byCall)
@@ -65,8 +59,8 @@ func (lt launchTable) len() int { return len(lt.l) }
 // within returns the launches whose call began in [lo, hi).
 func (lt launchTable) within(lo, hi int64) launchTable {
 	l, ev := lt.l, lt.tl.Events
-	i := sort.Search(len(l), func(k int) bool { return ev[l[k].call].Start >= lo })
-	j := i + sort.Search(len(l)-i, func(k int) bool { return ev[l[i+k].call].Start >= hi })
+	i := sort.Search(len(l), func(k int) bool { return ev[ev[l[k]].Link].Start >= lo })
+	j := i + sort.Search(len(l)-i, func(k int) bool { return ev[ev[l[i+k]].Link].Start >= hi })
 	return launchTable{tl: lt.tl, l: l[i:j]}
 }
 
@@ -77,9 +71,9 @@ func (lt launchTable) span() (first, last int64, ok bool) {
 		return 0, 0, false
 	}
 	ev := lt.tl.Events
-	first, last = ev[lt.l[0].work].Start, ev[lt.l[0].work].End
-	for _, l := range lt.l[1:] {
-		e := &ev[l.work]
+	first, last = ev[lt.l[0]].Start, ev[lt.l[0]].End
+	for _, w := range lt.l[1:] {
+		e := &ev[w]
 		first, last = min(first, e.Start), max(last, e.End)
 	}
 	return first, last, true
