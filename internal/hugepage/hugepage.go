@@ -124,3 +124,10 @@ func (r *Releaser) Release(n int) {
 	release(unsafe.Add(r.p, lo-base), hi-lo)
 	r.done = hi - base
 }
+
+// Free gives back the whole 2 MB pages of s's memory, up to its capacity,
+// for a large temporary slice that will never be read or written again
+// (no collection runs during an analysis, so its pages would stay
+// resident to the end). The slice's memory itself stays allocated until
+// the garbage collector frees it.
+func Free[T any](s []T) { NewReleaser(s).Release(cap(s)) }

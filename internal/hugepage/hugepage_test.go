@@ -171,3 +171,28 @@ func TestReleaserWhole(t *testing.T) {
 	}
 	runtime.KeepAlive(s)
 }
+
+// TestFree gives back all of a large slice from Make: on Linux its
+// elements read as zeros afterwards.
+func TestFree(t *testing.T) {
+	s := Make[int64](1<<20, 1<<20) // 8 MB
+	for i := range s {
+		s[i] = int64(i) + 1
+	}
+	Free(s)
+	if runtime.GOOS == "linux" {
+		for i := 0; i < len(s); i += 4099 {
+			if s[i] != 0 {
+				t.Fatalf("element %d (freed) is %d", i, s[i])
+			}
+		}
+	}
+	Free([]int64(nil)) // no-op
+	small := make([]int64, 10)
+	small[9] = 3
+	Free(small) // no whole page: untouched
+	if small[9] != 3 {
+		t.Fatal("small slice released")
+	}
+	runtime.KeepAlive(s)
+}
