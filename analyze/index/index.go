@@ -164,14 +164,14 @@ type Index struct {
 	// onDevice says, per track, whether it lies on one of Devices.
 	onDevice []bool
 	// launchCalls keeps LaunchCalls of the threads New looked at.
-	launchCalls map[timeline.TrackID][]int64
+	launchCalls map[timeline.TrackID]Calls
 	cfg         *analyze.Config
 }
 
 // New builds the index of tl.
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames()),
-		launchCalls: map[timeline.TrackID][]int64{}}
+		launchCalls: map[timeline.TrackID]Calls{}}
 	// Phases that need nothing of each other run at once (each writes its
 	// own fields): the program's kind, the main thread and its steps, and
 	// the counts and caches; then the busy sets and the launch table.

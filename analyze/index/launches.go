@@ -87,17 +87,35 @@ func (lt launchTable) firstWork() (int64, bool) {
 
 // LaunchCalls is LaunchCalls of track t, kept from New where New needed
 // it (the threads with repeated ranges), computed otherwise.
-func (ix *Index) LaunchCalls(t timeline.TrackID) []int64 {
+func (ix *Index) LaunchCalls(t timeline.TrackID) Calls {
 	if c, ok := ix.launchCalls[t]; ok {
 		return c
 	}
 	return LaunchCalls(ix.TL, t)
 }
 
-// LaunchCalls returns the sorted start times of host track t's API calls
-// that launched GPU work. Cost: O(k) for the k events of the track, one
-// allocation.
-func LaunchCalls(tl *timeline.Timeline, t timeline.TrackID) []int64 {
+// Calls lists the API calls of one host thread that launched GPU work,
+// in order of start: their indexes in the timeline's events (4 bytes a
+// call; a thread may make hundreds of thousands).
+type Calls struct {
+	tl *timeline.Timeline
+	ev []int32
+}
+
+// Len is the number of calls.
+func (c Calls) Len() int { return len(c.ev) }
+
+// AnyIn reports whether one of the calls starts in [lo, hi). Cost:
+// O(log n).
+func (c Calls) AnyIn(lo, hi int64) bool {
+	ev := c.tl.Events
+	i := sort.Search(len(c.ev), func(k int) bool { return ev[c.ev[k]].Start >= lo })
+	return i < len(c.ev) && ev[c.ev[i]].Start < hi
+}
+
+// LaunchCalls returns host track t's API calls that launched GPU work.
+// Cost: O(k) for the k events of the track, one allocation.
+func LaunchCalls(tl *timeline.Timeline, t timeline.TrackID) Calls {
 	evs := tl.Tracks[t].Events
 	n := 0
 	for _, i := range evs {
@@ -106,19 +124,13 @@ func LaunchCalls(tl *timeline.Timeline, t timeline.TrackID) []int64 {
 		}
 	}
 	if n == 0 {
-		return nil
+		return Calls{tl: tl}
 	}
-	out := hugepage.Make[int64](0, n)
+	out := hugepage.Make[int32](0, n)
 	for _, i := range evs {
 		if e := &tl.Events[i]; e.Kind == timeline.KindAPI && e.Link >= 0 {
-			out = append(out, e.Start) // a track's events are sorted by start
+			out = append(out, i) // a track's events are sorted by start
 		}
 	}
-	return out
-}
-
-// anyIn reports whether sorted times holds a value in [lo, hi).
-func anyIn(times []int64, lo, hi int64) bool {
-	i := sort.Search(len(times), func(k int) bool { return times[k] >= lo })
-	return i < len(times) && times[i] < hi
+	return Calls{tl: tl, ev: out}
 }
