@@ -29,7 +29,6 @@ import (
 // standing in for the trace's workers, paced by p.
 func (l *loop) produce(worker int, p producer) {
 	defer l.wg.Done()
-	scratch := make([]byte, maxHtoD(&l.r.p.Step))
 	seed := byte(worker)
 	if p.delay > 0 {
 		select {
@@ -40,7 +39,7 @@ func (l *loop) produce(worker int, p producer) {
 	}
 	for {
 		t0 := time.Now()
-		b, err := l.producerBatch(scratch, seed)
+		b, err := l.producerBatch(seed)
 		if err != nil {
 			l.fail(err)
 			return
@@ -64,12 +63,12 @@ func (l *loop) produce(worker int, p producer) {
 
 // producerBatch builds one batch in new shared memory, or in a reused
 // buffer when the loop reuses buffers.
-func (l *loop) producerBatch(scratch []byte, seed byte) (*batch, error) {
+func (l *loop) producerBatch(seed byte) (*batch, error) {
 	if l.s.ReuseBuffers {
 		b := l.pooled()
 		for _, buf := range b.bufs {
 			if buf != nil {
-				build(buf, scratch, seed)
+				build(buf, seed)
 			}
 		}
 		return b, nil
@@ -80,7 +79,7 @@ func (l *loop) producerBatch(scratch []byte, seed byte) (*batch, error) {
 			b.bufs = append(b.bufs, nil)
 			continue
 		}
-		m, err := l.sharedBatch(c.Bytes, scratch, seed)
+		m, err := l.sharedBatch(c.Bytes, seed)
 		if err != nil {
 			l.release(b, "drain")
 			return nil, err
@@ -94,7 +93,7 @@ func (l *loop) producerBatch(scratch []byte, seed byte) (*batch, error) {
 // sharedBatch writes one buffer of n bytes into a new shared-memory segment
 // through the producer's own view, unmaps that view, and returns a fresh
 // view for the receiver.
-func (l *loop) sharedBatch(n int64, scratch []byte, seed byte) (*mapping, error) {
+func (l *loop) sharedBatch(n int64, seed byte) (*mapping, error) {
 	s, err := newShm(n)
 	if err != nil {
 		return nil, err
@@ -105,7 +104,7 @@ func (l *loop) sharedBatch(n int64, scratch []byte, seed byte) (*mapping, error)
 		return nil, err
 	}
 	l.mapped(true)
-	build(w.b, scratch, seed)
+	build(w.b, seed)
 	if err := w.unmap(); err != nil {
 		return nil, fmt.Errorf("munmap: %w", err)
 	}
@@ -162,7 +161,7 @@ func (l *loop) mainBatch() (*batch, error) {
 	if st.Batches == BatchesMain || !b.filled {
 		for _, buf := range b.bufs {
 			if buf != nil {
-				build(buf, l.scratch, l.seed)
+				build(buf, l.seed)
 			}
 		}
 		b.filled = true

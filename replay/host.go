@@ -34,6 +34,14 @@ func burnUntil(end time.Time) {
 
 var sink atomic.Uint64
 
+// moveChunk is the largest single memmove of fill and build. Go's runtime
+// copies 1 MiB or more with non-temporal stores, which bypass the cache,
+// where PyTorch's elementwise CPU kernels write through it: on the H200
+// box of the calibration (a Xeon with 300 MiB of L3), writing a warm 64
+// MiB buffer took 7.0 ms in one copy and 3.4 ms in 256 KiB copies, as
+// long as torch's fill_ of it (3.4 ms).
+const moveChunk = 256 << 10
+
 // fill writes every byte of b: on a fresh mapping this also faults its
 // pages in, as writing a new tensor does.
 func fill(b []byte, seed byte) {
@@ -43,21 +51,42 @@ func fill(b []byte, seed byte) {
 	for i := 0; i < len(b) && i < 4096; i++ {
 		b[i] = seed + byte(i)
 	}
-	for n := min(4096, len(b)); n < len(b); n *= 2 {
+	n := min(4096, len(b))
+	for ; n < len(b) && n < moveChunk; n *= 2 {
 		copy(b[n:], b[:n])
+	}
+	for off := n; off < len(b); off += n {
+		copy(b[off:], b[:n])
 	}
 }
 
 // build does the memory traffic of making one batch buffer the way a
-// PyTorch data pipeline does: the samples are written into scratch memory
-// that the producer reuses from batch to batch (small tensors come from
-// the heap), then collated (torch.stack) into dst, which is read from the
-// samples and written into dst's pages (fresh ones, with their page faults,
-// when dst is a new mapping). scratch must be at least len(dst) long.
-func build(dst, scratch []byte, seed byte) {
-	s := scratch[:len(dst)]
-	fill(s, seed)
-	copy(dst, s)
+// PyTorch data pipeline does: every byte of dst written (the samples, or
+// a new tensor filled; on a fresh mapping with its page faults), then one
+// pass that reads it all and writes it all again (collating, or an
+// elementwise op over the batch), in cache-sized moves.
+//
+// Measured on the calibration's H200 box, 64 MiB in one thread: torch's
+// fill_ then add_ took 7.3 ms on a reused tensor and 47.0 ms on a new one;
+// this build 8.8 ms into warm memory and about 48 ms into a fresh mapping.
+// The build it replaces wrote the samples into separate scratch memory and
+// copied them into dst in one move: 17.3 ms warm (the munmap pair's
+// reuse-buffers step replayed 1.65-1.80x the real fixed step, its data
+// phase 14-15 ms against the real loop's 4-5 ms).
+func build(dst []byte, seed byte) {
+	fill(dst, seed)
+	h := len(dst) / 2
+	moveChunked(dst[h:], dst[:h])
+	moveChunked(dst[:h], dst[h:2*h])
+}
+
+// moveChunked copies src into dst (the same length) in moves of at most
+// moveChunk bytes.
+func moveChunked(dst, src []byte) {
+	for off := 0; off < len(src); off += moveChunk {
+		end := min(off+moveChunk, len(src))
+		copy(dst[off:end], src[off:end])
+	}
 }
 
 // parallelCopy copies src into dst with up to n goroutines, as PyTorch's

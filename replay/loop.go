@@ -61,8 +61,6 @@ type loop struct {
 	dtoh [][]byte
 	// graph is the launch phase captured as a CUDA graph.
 	graph Graph
-	// scratch is the main thread's sample memory when it builds batches.
-	scratch []byte
 	// With a copy stream: the device slot that the batch already on its
 	// way goes to, the event that marks its arrival, and the timed
 	// operations of copies not yet counted in a step.
@@ -137,8 +135,6 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 			l.wg.Add(1)
 			go l.pinLoop()
 		}
-	} else {
-		l.scratch = make([]byte, maxHtoD(st))
 	}
 	return l, nil
 }
@@ -170,16 +166,6 @@ func producerOf(r *rig, s Setup, w, n int) producer {
 		return producer{extra: r.dataBurn}
 	}
 	return producer{}
-}
-
-func maxHtoD(st *Step) int64 {
-	var n int64
-	for _, c := range st.Copies {
-		if c.Dir == timeline.CopyHtoD {
-			n = max(n, c.Bytes)
-		}
-	}
-	return n
 }
 
 // barrier waits until both streams are idle.

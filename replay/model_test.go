@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -38,7 +39,7 @@ func TestBuildModeFollowsTheLoop(t *testing.T) {
 		}
 	}
 	for _, mode := range []int{buildWarm, buildFresh, buildShared} {
-		b, u, err := buildOnce([]int64{1 << 20, 64 << 10}, make([]byte, 1<<20), mode, 1)
+		b, u, err := buildOnce([]int64{1 << 20, 64 << 10}, mode, 1)
 		if err != nil || b <= 0 {
 			t.Fatalf("mode %d: build %d ns, %v", mode, b, err)
 		}
@@ -322,5 +323,45 @@ func TestPrefetchWorkersKeepUpWithThePace(t *testing.T) {
 	// 4 × 27.2 ms per batch over the 25.6 ms the step leaves: 5 + 1.
 	if n := p.prefetchWorkers(); n != 6 {
 		t.Errorf("paced: %d workers, want 6", n)
+	}
+}
+
+// TestBuildWritesThenRewritesEveryByte: build writes every byte of the
+// batch (its pages faulted in on a fresh mapping), then reads it all and
+// writes it all again, half onto half; the content says both passes ran
+// over the whole buffer, at lengths that are not a multiple of a page or
+// of moveChunk.
+func TestBuildWritesThenRewritesEveryByte(t *testing.T) {
+	for _, n := range []int{1, 4095, 4097, moveChunk + 1, 3*moveChunk + 12345, 5 << 20} {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 0xAA
+		}
+		const seed = 7
+		build(b, seed)
+		h := n / 2
+		for i, v := range b {
+			want := seed + byte(i)
+			if i >= h && i < 2*h {
+				want = seed + byte(i-h)
+			}
+			if v != want {
+				t.Fatalf("%d bytes: byte %d is %#x, want %#x", n, i, v, want)
+			}
+		}
+	}
+}
+
+// TestMoveChunkedCopiesAll: moveChunked copies every byte, across chunk
+// boundaries and a short last chunk.
+func TestMoveChunkedCopiesAll(t *testing.T) {
+	src := make([]byte, 2*moveChunk+17)
+	for i := range src {
+		src[i] = byte(i*7 + 3)
+	}
+	dst := make([]byte, len(src))
+	moveChunked(dst, src)
+	if !bytes.Equal(dst, src) {
+		t.Fatal("moveChunked left bytes behind")
 	}
 }

@@ -169,8 +169,79 @@ type Plan struct {
 	// trace recorded on the main thread per steady step: each costs the
 	// profiler a microsecond or more (ProfilerEventNS).
 	HostEventsPerStep int `json:"host_events_per_step,omitempty"`
+	// Profiler, when set, is the profiler's cost that LessProfiler took
+	// out of the host phases.
+	Profiler *Profiler `json:"profiler,omitempty"`
+	// events are the main thread's recorded host events per step in the
+	// host phases (hostEvents).
+	events phaseEvents
 	// workers is the prefetch-workers pool size (0: from Workers).
 	workers int
+}
+
+// Profiler is the profiler's own host cost taken out of a plan's host
+// phases: the trace's recorded events there times the cost per event
+// measured on the replaying machine.
+type Profiler struct {
+	// EventNS is the cost per recorded event, in ns; Source says how it
+	// was obtained ("measured here with torch 2.11.0", "--profiler-cost").
+	EventNS int64  `json:"event_ns"`
+	Source  string `json:"source"`
+	// DataEvents and IdleEvents are the main thread's recorded events per
+	// step in the data phase and in the phases where the GPU idles (other
+	// host work, syncs, OS calls; the launch phase of a launch-bound step).
+	DataEvents int `json:"data_events"`
+	IdleEvents int `json:"idle_events"`
+	// RemovedNS is the host time per step taken out of the plan.
+	RemovedNS int64 `json:"removed_ns"`
+}
+
+// HostPhaseEvents is how many events the trace recorded on the main
+// thread per step in the host phases that LessProfiler shortens.
+func (p *Plan) HostPhaseEvents() int {
+	n := p.events.data + p.events.idle
+	if p.Step.Launches != nil {
+		n += p.events.busy
+	}
+	return n
+}
+
+// phaseEvents counts recorded host events per step by phase: all, those
+// that start in the data phase, where the GPU idles, and while it computes.
+type phaseEvents struct{ total, data, idle, busy int }
+
+// LessProfiler takes the profiler's own cost out of the plan's host
+// phases: eventNS for each event the trace recorded on the main thread in
+// the data phase and in the phases where the GPU idles. A launch-bound
+// step's idle events are its launches' (each interval keeps at least its
+// kernel's time); what they do not cover comes out of the other phase. No
+// phase goes below zero. The trace's figures (observed step, GPU time)
+// stay as they are: fidelity compares with them, and with the trace less
+// the time taken out.
+func (p *Plan) LessProfiler(eventNS int64, source string) {
+	if eventNS <= 0 {
+		return
+	}
+	st := &p.Step
+	data := min(int64(p.events.data)*eventNS, st.DataNS)
+	st.DataNS -= data
+	n := p.events.idle
+	if st.Launches != nil {
+		// The launch phase sets a launch-bound step's length whether or
+		// not the GPU runs the last kernel when the next call starts.
+		n += p.events.busy
+	}
+	idle := int64(n) * eventNS
+	var took int64
+	if l := st.Launches; l != nil && l.Kernels > 0 {
+		per := min(idle/int64(l.Kernels), l.IntervalNS-l.KernelNS)
+		l.IntervalNS -= per
+		took = per * int64(l.Kernels)
+	}
+	rest := min(idle-took, st.OtherNS)
+	st.OtherNS -= rest
+	p.Profiler = &Profiler{EventNS: eventNS, Source: source, DataEvents: p.events.data,
+		IdleEvents: n, RemovedNS: data + took + rest}
 }
 
 // prefetchWorkers is the prefetch-workers pool size: the dataloader-wait
@@ -248,7 +319,8 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
-	p.HostEventsPerStep = hostEvents(tl, ix)
+	p.events = hostEvents(tl, ix)
+	p.HostEventsPerStep = p.events.total
 	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
@@ -376,20 +448,40 @@ func pinning(tl *timeline.Timeline, ix *index.Index) (data, other int64) {
 	return pin.OverlapLen(ix.Buckets[index.Data]) / n, pin.OverlapLen(ix.Buckets[index.Other]) / n
 }
 
-// hostEvents is the number of CPU operators and CUDA API calls recorded
-// on the main thread per steady step.
-func hostEvents(tl *timeline.Timeline, ix *index.Index) int {
+// hostEvents counts the CPU operators and CUDA API calls recorded on the
+// main thread per steady step: all of them, those that start in the data
+// phase, those that start where the GPU idles (the other, sync and OS
+// buckets) and those that start while it computes. Events that start while
+// the GPU computes cost the profiler's time there too, but the GPU's work,
+// not the host's, sets the step's length then, unless the step is
+// launch-bound (LessProfiler).
+func hostEvents(tl *timeline.Timeline, ix *index.Index) phaseEvents {
 	if !ix.HasMain || len(ix.Steady) == 0 {
-		return 0
+		return phaseEvents{}
 	}
-	n := 0
+	var n phaseEvents
+	data := ix.Buckets[index.Data].Cursor()
+	idle := [...]ivl.Cursor{ix.Buckets[index.Other].Cursor(), ix.Buckets[index.Sync].Cursor(), ix.Buckets[index.OS].Cursor()}
+	busy := [...]ivl.Cursor{ix.Buckets[index.Compute].Cursor(), ix.Buckets[index.Comm].Cursor()}
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
-		if (e.Kind == timeline.KindOp || e.Kind == timeline.KindAPI) && ix.InSteady(e.Start) {
-			n++
+		if (e.Kind != timeline.KindOp && e.Kind != timeline.KindAPI) || !ix.InSteady(e.Start) {
+			continue
+		}
+		n.total++
+		if data.Contains(e.Start) {
+			n.data++
+			continue
+		}
+		switch {
+		case idle[0].Contains(e.Start) || idle[1].Contains(e.Start) || idle[2].Contains(e.Start):
+			n.idle++
+		case busy[0].Contains(e.Start) || busy[1].Contains(e.Start):
+			n.busy++
 		}
 	}
-	return n / len(ix.Steady)
+	k := len(ix.Steady)
+	return phaseEvents{total: n.total / k, data: n.data / k, idle: n.idle / k, busy: n.busy / k}
 }
 
 // traceGBps is bytes over GPU time of the host-to-device copies, by kind.

@@ -31,6 +31,9 @@ type Result struct {
 	// HostEventsPerStep is the CPU operators and API calls the trace
 	// recorded on the main thread per steady step (Plan.HostEventsPerStep).
 	HostEventsPerStep int `json:"host_events_per_step,omitempty"`
+	// Profiler, when set, is the profiler's own cost that the replay took
+	// out of the trace's host phases (Plan.LessProfiler).
+	Profiler *Profiler `json:"profiler,omitempty"`
 	// Step is the replayed step's plan.
 	Step     Step      `json:"step"`
 	Variants []Variant `json:"variants"`
@@ -52,10 +55,16 @@ type Result struct {
 // (mean). Host phases replay at their observed length, so Step alone
 // proves little; GPU says whether real copies and kernels took what they
 // took in the trace.
+//
+// Where the replay took the profiler's cost out of the host phases,
+// StepLessProfiler is the replayed observed mean step over the trace's
+// mean step less that cost: the like-with-like figure then, since the
+// replay stands for the loop without the profiler.
 type Fidelity struct {
-	Step       float64 `json:"step"`
-	StepMedian float64 `json:"step_median"`
-	GPU        float64 `json:"gpu"`
+	Step             float64 `json:"step"`
+	StepMedian       float64 `json:"step_median"`
+	GPU              float64 `json:"gpu"`
+	StepLessProfiler float64 `json:"step_less_profiler,omitempty"`
 }
 
 // FidelityLow and FidelityHigh bound a faithful replay (design.md).
@@ -72,7 +81,7 @@ func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Result {
 	r := &Result{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
-		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Step: p.Step, Variants: p.Variants, Notes: []string{}}
+		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if measured {
 		r.Steps = steps
 		obs := p.Variants[0]
@@ -80,6 +89,9 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 			Step:       ratio(obs.StepNSMean, p.ObservedStepMeanNS),
 			StepMedian: ratio(obs.StepNSMedian, p.ObservedStepNS),
 			GPU:        ratio(obs.GPUNSMean, p.ObservedGPUNS),
+		}
+		if pr := p.Profiler; pr != nil {
+			r.Fidelity.StepLessProfiler = ratio(obs.StepNSMean, p.ObservedStepMeanNS-pr.RemovedNS)
 		}
 		r.Notes = append(r.Notes, bandwidthNotes(box, p.TraceGBps)...)
 		if n := kernelNote(box, p.Step.Launches); n != "" {
@@ -135,11 +147,15 @@ func fidelityNotes(r *Result) []string {
 		out = append(out, fmt.Sprintf("GPU time per step replays at %.2f of the trace's (%s): copies or kernels run at another speed here than where the trace was taken, so the speedups of fixes that change them differ too",
 			f.GPU, pct(f.GPU)))
 	}
-	if !Faithful(f.Step) && r.ObservedStepMeanNS > 0 {
-		why := "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"
-		if !Faithful(f.GPU) {
-			why = "the GPU time differs (above)"
-		}
+	why := "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"
+	if !Faithful(f.GPU) {
+		why = "the GPU time differs (above)"
+	}
+	switch pr := r.Profiler; {
+	case pr != nil && !Faithful(f.StepLessProfiler):
+		out = append(out, fmt.Sprintf("the observed step replays at %.2f of the trace's mean step less the profiler's cost taken out (%s): %s; compare speedups with care",
+			f.StepLessProfiler, pct(f.StepLessProfiler), why))
+	case pr == nil && !Faithful(f.Step) && r.ObservedStepMeanNS > 0:
 		out = append(out, fmt.Sprintf("the observed step replays at %.2f of the trace's mean step (%s): %s; compare speedups with care",
 			f.Step, pct(f.Step), why))
 	}
@@ -166,13 +182,18 @@ const ProfilerEventNS = 1_000
 // phases, and fixes that remove host time are measured against a longer
 // step than the unprofiled loop's.
 func profilerNote(p *Plan) string {
+	if pr := p.Profiler; pr != nil {
+		return fmt.Sprintf("the profiler's own cost is taken out of the replayed host phases: %d events a step in the data phase and %d where the GPU idles, "+
+			"at %s each (%s), %s of the trace's %s step; the observed step and every variant stand for the loop without the profiler",
+			pr.DataEvents, pr.IdleEvents, units.Dur(pr.EventNS), pr.Source, units.Dur(pr.RemovedNS), units.Dur(p.ObservedStepMeanNS))
+	}
 	n := int64(p.HostEventsPerStep)
 	if p.ObservedStepMeanNS <= 0 || 10*n*ProfilerEventNS < p.ObservedStepMeanNS {
 		return ""
 	}
 	return fmt.Sprintf("the trace records %d CPU operators and API calls per step on the main thread; at %s or more of profiler overhead each, "+
 		"at least %s of its %s step is the profiler's: the replay reproduces the profiled host phases, so the unprofiled loop's step "+
-		"is likely shorter, and speedups of fixes that remove host time are overestimated by as much",
+		"is likely shorter, and speedups of fixes that remove host time are overestimated by as much (--profiler-cost takes it out)",
 		n, units.Dur(ProfilerEventNS), units.Dur(n*ProfilerEventNS), units.Dur(p.ObservedStepMeanNS))
 }
 

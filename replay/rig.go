@@ -96,19 +96,16 @@ func (r *rig) calibrate() error {
 	st := &r.p.Step
 	obs := observedSetup(r.p)
 	var sizes []int64
-	var biggest int64
 	for _, c := range st.Copies {
 		if c.Dir == timeline.CopyHtoD {
 			sizes = append(sizes, c.Bytes)
-			biggest = max(biggest, c.Bytes)
 		}
 	}
 	if len(sizes) > 0 {
-		scratch := make([]byte, biggest)
 		mode := buildMode(obs, st)
 		r.buildNS, r.unmapNS = -1, -1
 		for rep := range 2 {
-			b, u, err := buildOnce(sizes, scratch, mode, byte(rep))
+			b, u, err := buildOnce(sizes, mode, byte(rep))
 			if err != nil {
 				return err
 			}
@@ -250,7 +247,7 @@ func buildMode(s Setup, st *Step) int {
 // buildOnce builds one batch of the given buffer sizes the given way and
 // returns the build time and the time the main thread's munmap of the
 // batch takes (0 for warm buffers, which are never unmapped), in ns.
-func buildOnce(sizes []int64, scratch []byte, mode int, seed byte) (buildNS, unmapNS int64, err error) {
+func buildOnce(sizes []int64, mode int, seed byte) (buildNS, unmapNS int64, err error) {
 	var maps []*mapping
 	defer func() {
 		for _, m := range maps {
@@ -269,14 +266,14 @@ func buildOnce(sizes []int64, scratch []byte, mode int, seed byte) (buildNS, unm
 	for i, n := range sizes {
 		switch mode {
 		case buildWarm:
-			build(warm[i], scratch, seed)
+			build(warm[i], seed)
 		case buildFresh:
 			m, err := newMapping(n)
 			if err != nil {
 				return 0, 0, err
 			}
 			maps = append(maps, m)
-			build(m.b, scratch, seed)
+			build(m.b, seed)
 		default:
 			s, err := newShm(n)
 			if err != nil {
@@ -287,7 +284,7 @@ func buildOnce(sizes []int64, scratch []byte, mode int, seed byte) (buildNS, unm
 				s.close()
 				return 0, 0, err
 			}
-			build(w.b, scratch, seed)
+			build(w.b, seed)
 			w.unmap()
 			m, err := s.view()
 			s.close()

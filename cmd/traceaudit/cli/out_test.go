@@ -268,3 +268,46 @@ func TestOutNeverDeletesUserFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayProfilerCost: a cost per event given as a duration comes out
+// of the dry run's plan and is reported; a bad value is a usage error.
+func TestReplayProfilerCost(t *testing.T) {
+	trace := "fixtures/r0_baseline.pt.trace.json.gz"
+	type doc struct {
+		Profiler *struct {
+			EventNS    int64  `json:"event_ns"`
+			Source     string `json:"source"`
+			DataEvents int    `json:"data_events"`
+			RemovedNS  int64  `json:"removed_ns"`
+		} `json:"profiler"`
+		Step struct {
+			DataNS int64 `json:"data_ns"`
+		} `json:"step"`
+	}
+	var plain, less doc
+	for _, c := range []struct {
+		args []string
+		d    *doc
+	}{{nil, &plain}, {[]string{"--profiler-cost", "1.5us"}, &less}} {
+		args := append([]string{"replay", "--dry-run", "--format", "json"}, c.args...)
+		out, errOut, code := run(t, append(args, trace)...)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), c.d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pr := less.Profiler
+	if plain.Profiler != nil || pr == nil || pr.EventNS != 1500 || pr.Source != "--profiler-cost 1.5us" || pr.DataEvents <= 0 {
+		t.Fatalf("profiler %+v (without the flag %+v)", pr, plain.Profiler)
+	}
+	if got := plain.Step.DataNS - less.Step.DataNS; got != int64(pr.DataEvents)*1500 || pr.RemovedNS < got {
+		t.Errorf("data phase %d → %d ns for %d events, removed %d", plain.Step.DataNS, less.Step.DataNS, pr.DataEvents, pr.RemovedNS)
+	}
+	for _, bad := range []string{"fast", "-1us", "0", "2ms"} {
+		if _, errOut, code := run(t, "replay", "--dry-run", "--profiler-cost", bad, trace); code != 2 || !strings.Contains(errOut, "--profiler-cost "+bad) {
+			t.Errorf("--profiler-cost %s: exit %d, %q", bad, code, errOut)
+		}
+	}
+}

@@ -38,6 +38,7 @@ type ReplayOptions struct {
 	Config   *analyze.Config
 	Args     []string
 	ranges   rangeFlags
+	profiler profilerCost
 }
 
 // NewCmdReplay builds `traceaudit replay`.
@@ -95,6 +96,9 @@ everything on exit and on Ctrl-C.`,
 			if opts.Rank < -1 {
 				return usagef("--rank %d: want a rank, 0 or more", opts.Rank)
 			}
+			if err := opts.profiler.parse(); err != nil {
+				return err
+			}
 			opts.Config, opts.Files, opts.File = cfg, args, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
 			if runF != nil {
@@ -111,6 +115,8 @@ everything on exit and on Ctrl-C.`,
 	fl.IntVar(&opts.Rank, "rank", -1, "the rank of a job to replay (default: the straggler)")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
+	fl.StringVar(&opts.profiler.mode, "profiler-cost", "auto", "take the profiler's own cost out of the replayed host phases: auto (for a PyTorch profiler trace, measure torch.profiler's cost per event here with --python), off, or a duration per recorded event")
+	fl.StringVar(&opts.profiler.python, "python", "python3", "the Python with PyTorch that --profiler-cost auto measures with")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
 	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
@@ -135,6 +141,11 @@ func replayRun(opts *ReplayOptions) error {
 	}
 	if err := p.Select(opts.Variants); err != nil {
 		return usagef("--variants: %v", err)
+	}
+	// A dry run takes out a cost given as a duration; measuring one needs
+	// the GPU box.
+	if !opts.DryRun || opts.profiler.fixed > 0 {
+		opts.profiler.apply(context.Background(), p, tl.Source.Format, func(s string) { fmt.Fprintf(opts.IO.Err, "traceaudit: %s\n", s) })
 	}
 	var rep *replay.Result
 	if opts.DryRun {

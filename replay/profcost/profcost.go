@@ -1,0 +1,131 @@
+// Package profcost measures, on the machine that replays a trace, what
+// torch.profiler adds to a trace's host time for each event it records,
+// so that a replay of a profiled loop can take the profiler's own time out
+// of the host phases it reproduces.
+//
+// The measurement runs a probe (probe.py, embedded) with the machine's
+// Python and PyTorch: two loops of small ops timed on the host without the
+// profiler, then recorded under it, each run in a range of its own; the
+// cost per event is (the run's length in the exported trace - its length
+// without the profiler) / the host events recorded in it. Two things
+// measured on the calibration's H200 box (torch 2.11) shape it:
+//
+//   - the unprofiled loops run first: after a profiler session ends, the
+//     process keeps part of its cost (800 launches a step: 5.72 ms before
+//     any session, 10.97 ms after one, in the same process);
+//   - the trace's length of a run, not its wall-clock length, is what a
+//     trace's phases hold: the same loop took 12.3-16 ms a step by the
+//     wall clock under the profiler, while a trace of it showed 8.7 ms.
+//
+// Nsight Systems is not measured: its cost falls on calls it intercepts
+// whether or not it records them (on the same box, 3.0 µs more per CUDA
+// launch with --trace=cuda, and 0.35 µs more per CPU operator that
+// records nothing; with osrt 3.6 µs more per CPU operator), so it is not
+// a cost per event of the trace.
+package profcost
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+//go:embed probe.py
+var probe string
+
+// Timeout bounds one measurement: importing torch, starting CUDA and the
+// probe's rounds take about 8 s on an H200 box.
+const Timeout = 120 * time.Second
+
+// Ops is the number of ops of each probe loop, Rounds the interleaved
+// rounds of plain and profiled runs.
+const (
+	Ops    = 1000
+	Rounds = 5
+)
+
+// Cost is torch.profiler's host cost per recorded event, measured here.
+type Cost struct {
+	// EventNS is the median of the rounds' costs per event, in ns.
+	EventNS int64 `json:"event_ns"`
+	// RoundsNS are each round's cost per event, in ns.
+	RoundsNS []int64 `json:"rounds_ns"`
+	// Events is how many host events the profiler recorded in one round
+	// of the probe's loops.
+	Events int `json:"events"`
+	// Torch is the PyTorch version that was measured.
+	Torch string `json:"torch"`
+}
+
+// Measure runs the probe with python (a path, or a name looked up on
+// PATH).
+func Measure(ctx context.Context, python string) (Cost, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, python, "-c", probe, strconv.Itoa(Ops), strconv.Itoa(Rounds))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			return Cost{}, fmt.Errorf("%s: the probe ran past %s", python, Timeout)
+		case errors.As(err, &ee):
+			return Cost{}, fmt.Errorf("%s: the probe failed (%v): %s", python, err, lastLine(stderr.String()))
+		}
+		return Cost{}, err
+	}
+	c, err := Parse(out)
+	if err != nil {
+		return Cost{}, fmt.Errorf("%s: %w", python, err)
+	}
+	return c, nil
+}
+
+// Parse reads the probe's output: its last non-empty line, a JSON object.
+func Parse(out []byte) (Cost, error) {
+	line := lastLine(string(out))
+	if line == "" {
+		return Cost{}, errors.New("the probe printed nothing")
+	}
+	var doc struct {
+		Error  string    `json:"error"`
+		Torch  string    `json:"torch"`
+		Events int       `json:"events"`
+		Rounds []float64 `json:"event_ns_rounds"`
+	}
+	if err := json.Unmarshal([]byte(line), &doc); err != nil {
+		return Cost{}, fmt.Errorf("the probe's output is not JSON: %q", line)
+	}
+	if doc.Error != "" {
+		return Cost{}, errors.New(doc.Error)
+	}
+	if doc.Events <= 0 || len(doc.Rounds) == 0 {
+		return Cost{}, fmt.Errorf("the probe recorded no events (%q)", line)
+	}
+	c := Cost{Torch: doc.Torch, Events: doc.Events}
+	for _, r := range doc.Rounds {
+		c.RoundsNS = append(c.RoundsNS, int64(r+0.5))
+	}
+	s := slices.Clone(c.RoundsNS)
+	slices.Sort(s)
+	c.EventNS = s[(len(s)-1)/2]
+	if c.EventNS <= 0 {
+		return Cost{}, fmt.Errorf("the profiler cost nothing measurable here (rounds %v ns per event)", c.RoundsNS)
+	}
+	return c, nil
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}

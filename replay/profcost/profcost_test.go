@@ -1,0 +1,73 @@
+package profcost
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	out := "some warning\n{\"torch\": \"2.11.0\", \"ops\": 1000, \"events\": 5836, \"event_ns_rounds\": [1900, 2400.4, 1500, 2100, 1700]}\n"
+	c, err := Parse([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.EventNS != 1900 || c.Events != 5836 || c.Torch != "2.11.0" || len(c.RoundsNS) != 5 || c.RoundsNS[1] != 2400 {
+		t.Errorf("cost %+v", c)
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	for out, want := range map[string]string{
+		"":                                 "printed nothing",
+		"Traceback ...\nValueError: x":     "not JSON",
+		`{"error": "cannot import torch"}`: "cannot import torch",
+		`{"torch": "2.1", "events": 0, "event_ns_rounds": [10]}`:         "no events",
+		`{"torch": "2.1", "events": 10, "event_ns_rounds": []}`:          "no events",
+		`{"torch": "2.1", "events": 10, "event_ns_rounds": [-5, -3, 2]}`: "nothing measurable",
+	} {
+		if _, err := Parse([]byte(out)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want %q", out, err, want)
+		}
+	}
+}
+
+// fakePython writes an executable script that stands in for python.
+func fakePython(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "python3")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestMeasureRunsTheProbe(t *testing.T) {
+	// The fake checks that it was given the embedded probe and its
+	// arguments, then answers as the probe does.
+	py := fakePython(t, `[ "$1" = "-c" ] || exit 3
+case "$2" in *"torch.profiler.profile"*) ;; *) exit 4;; esac
+[ "$3" = "1000" ] && [ "$4" = "5" ] || exit 5
+echo '{"torch": "2.11.0", "events": 100, "event_ns_rounds": [1000, 3000, 2000]}'`)
+	c, err := Measure(context.Background(), py)
+	if err != nil || c.EventNS != 2000 {
+		t.Fatalf("cost %+v, %v", c, err)
+	}
+}
+
+func TestMeasureErrors(t *testing.T) {
+	failing := fakePython(t, "echo 'ModuleNotFoundError: No module named torch' >&2; exit 1")
+	if _, err := Measure(context.Background(), failing); err == nil || !strings.Contains(err.Error(), "No module named torch") {
+		t.Errorf("failing probe: %v", err)
+	}
+	if _, err := Measure(context.Background(), filepath.Join(t.TempDir(), "no-python")); err == nil {
+		t.Error("a missing python measured something")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Measure(ctx, fakePython(t, "sleep 5")); err == nil {
+		t.Error("a cancelled measurement succeeded")
+	}
+}

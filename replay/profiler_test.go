@@ -1,0 +1,94 @@
+package replay
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/internal/testfix"
+	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
+)
+
+// TestLessProfilerShortensTheLaunches: a launch-bound step's recorded
+// launch calls start where the GPU idles; the profiler's cost for them
+// comes out of each launch interval, never below the kernel's own time,
+// and what the launches cannot absorb out of the other phase, never below
+// zero.
+func TestLessProfilerShortensTheLaunches(t *testing.T) {
+	p, _ := buildPlan(t, launchBoundTimeline(t, false))
+	// 200 launch calls (each starts as the last kernel runs) and one
+	// cudaDeviceSynchronize a step; no data phase.
+	if p.events.data != 0 || p.events.idle+p.events.busy != 201 || p.HostPhaseEvents() != 201 {
+		t.Fatalf("events %+v", p.events)
+	}
+	other := p.Step.OtherNS
+	p.LessProfiler(2000, "test")
+	l := p.Step.Launches
+	if l.IntervalNS != 20*tt.Us-201*2000/200 || p.Step.OtherNS != other {
+		t.Errorf("interval %d, other %d (was %d)", l.IntervalNS, p.Step.OtherNS, other)
+	}
+	if pr := p.Profiler; pr == nil || pr.RemovedNS != 200*(201*2000/200) || pr.IdleEvents != 201 || pr.EventNS != 2000 || pr.Source != "test" {
+		t.Errorf("profiler %+v", p.Profiler)
+	}
+
+	q, _ := buildPlan(t, launchBoundTimeline(t, false))
+	other = q.Step.OtherNS
+	q.LessProfiler(tt.Ms, "test")
+	if l := q.Step.Launches; l.IntervalNS != l.KernelNS || q.Step.OtherNS != 0 || q.Step.DataNS != 0 {
+		t.Errorf("a cost above the phases: launches %+v, other %d, data %d", l, q.Step.OtherNS, q.Step.DataNS)
+	}
+	if got, want := q.Profiler.RemovedNS, 200*(20-5)*tt.Us+other; got != want {
+		t.Errorf("removed %d, want %d", got, want)
+	}
+}
+
+// TestLessProfilerShortensTheDataPhase: on a real PyTorch profiler trace
+// whose main thread builds its batches, the data phase loses the cost of
+// the events recorded there, exactly.
+func TestLessProfilerShortensTheDataPhase(t *testing.T) {
+	p := planOf(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	if p.events.data <= 0 || p.events.total < p.events.data+p.events.idle {
+		t.Fatalf("events %+v", p.events)
+	}
+	data, other := p.Step.DataNS, p.Step.OtherNS
+	p.LessProfiler(1000, "test")
+	if p.Step.DataNS != data-int64(p.events.data)*1000 || p.Step.OtherNS != max(other-int64(p.events.idle)*1000, 0) {
+		t.Errorf("data %d → %d, other %d → %d, events %+v", data, p.Step.DataNS, other, p.Step.OtherNS, p.events)
+	}
+	q := planOf(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	q.LessProfiler(0, "test")
+	if q.Profiler != nil || q.Step.DataNS != data {
+		t.Error("a zero cost changed the plan")
+	}
+}
+
+// TestFidelityLessProfiler: with the profiler's cost taken out, fidelity
+// also compares the replay with the trace less that cost, and the notes
+// say what was taken out instead of warning about the profiler.
+func TestFidelityLessProfiler(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.HostEventsPerStep = 600
+	p.events = phaseEvents{total: 600, data: 500, idle: 20}
+	p.LessProfiler(1000, "measured here with torch 2.11.0")
+	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	r := NewResult(p, "fake GPU", true, 10, nil)
+	if r.Profiler == nil || r.Profiler.RemovedNS != 520_000 {
+		t.Fatalf("profiler %+v", r.Profiler)
+	}
+	if got := r.Fidelity.StepLessProfiler; got < 1.013 || got > 1.014 {
+		t.Errorf("fidelity less the profiler %.4f, want 1.5/1.48", got)
+	}
+	text := strings.Join(r.Notes, "\n")
+	if !strings.Contains(text, "taken out of the replayed host phases: 500 events a step in the data phase and 20") ||
+		strings.Contains(text, "observed step replays at") {
+		t.Errorf("notes %q", text)
+	}
+	// Without the cost taken out the same replay is 0.75 of the trace and
+	// the profiler note warns instead.
+	q := tiny(BatchesMain)
+	q.HostEventsPerStep = 600
+	q.Variants[0].StepNSMean, q.Variants[0].StepNSMedian, q.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	text = strings.Join(NewResult(q, "fake GPU", true, 10, nil).Notes, "\n")
+	if !strings.Contains(text, "--profiler-cost takes it out") || !strings.Contains(text, "observed step replays at 0.75") {
+		t.Errorf("notes %q", text)
+	}
+}
