@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,9 +51,12 @@ func TestMeasureRunsTheProbe(t *testing.T) {
 	py := fakePython(t, `[ "$1" = "-c" ] || exit 3
 case "$2" in *"torch.profiler.profile"*) ;; *) exit 4;; esac
 [ "$3" = "1000" ] && [ "$4" = "5" ] || exit 5
-echo '{"torch": "2.11.0", "events": 100, "event_ns_rounds": [1000, 3000, 2000]}'`)
+n=$(cat "$0.n" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$0.n"
+echo "{\"torch\": \"2.11.0\", \"events\": 100, \"event_ns_rounds\": [$((n*1000)), $((n*1000+10)), 1]}"`)
 	c, err := Measure(context.Background(), py)
-	if err != nil || c.EventNS != 2000 {
+	// Three processes measure 1000, 2000 and 3000 ns (their rounds'
+	// medians); Measure gives their median.
+	if err != nil || c.EventNS != 2000 || !slices.Equal(c.RoundsNS, []int64{1000, 2000, 3000}) || c.Events != 100 {
 		t.Fatalf("cost %+v, %v", c, err)
 	}
 }
