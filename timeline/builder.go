@@ -29,6 +29,10 @@ type Builder struct {
 	// ingester passes an allocator of memory prepared for large data (see
 	// internal/hugepage), as UseBuffer does for the events.
 	MakeInt32s func(n int) []int32
+	// FreeInt32s, when set, receives the slices of MakeInt32s that Build
+	// no longer needs (the correlation table), so that the ingester can
+	// give their memory back; Build never touches them afterwards.
+	FreeInt32s func([]int32)
 }
 
 // NewBuilder returns an empty builder for a timeline read from src.
@@ -171,7 +175,7 @@ func (b *Builder) Build() (*Timeline, error) {
 
 	// Ingesters usually deliver events in order already: check first, in
 	// O(n), and sort only when needed.
-	if !slices.IsSortedFunc(b.events, compareEvents) {
+	if !isSorted(b.events) {
 		slices.SortStableFunc(b.events, compareEvents)
 	}
 
@@ -192,7 +196,7 @@ func (b *Builder) Build() (*Timeline, error) {
 			tracks[t].Events = append(tracks[t].Events, int32(i))
 		}
 	}
-	linkCorrelations(b.events, b.int32s)
+	linkCorrelations(b.events, b.int32s, b.FreeInt32s)
 	markGraphWork(b.events, b.names)
 
 	tl := &Timeline{
@@ -261,8 +265,11 @@ func Before(x, y *Event) int {
 	return cmp.Compare(y.End, x.End)
 }
 
-func compareEvents(x, y Event) int {
-	if c := Before(&x, &y); c != 0 {
+func compareEvents(x, y Event) int { return compareEventPtrs(&x, &y) }
+
+// compareEventPtrs is the timeline's order: Before, then Track, then Kind.
+func compareEventPtrs(x, y *Event) int {
+	if c := Before(x, y); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(x.Track, y.Track); c != 0 {
@@ -271,13 +278,25 @@ func compareEvents(x, y Event) int {
 	return cmp.Compare(x.Kind, y.Kind)
 }
 
+// isSorted reports whether ev is in the timeline's order (without copying
+// the events, as slices.IsSortedFunc's comparison by value would).
+func isSorted(ev []Event) bool {
+	for i := 1; i < len(ev); i++ {
+		if compareEventPtrs(&ev[i-1], &ev[i]) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // linkCorrelations sets Link on API calls and the GPU work they launched,
 // matching on (Proc, Corr). Cost: linear, with a sort of the API calls
 // only when they do not come in id order, when the ids fit with the event
 // index in 64 bits (linkPacked); else one sort of all correlated events
-// on the pair. alloc makes the large scratch memory (nil: make).
-func linkCorrelations(ev []Event, alloc func(int) []int32) {
-	if !linkPacked(ev, alloc) {
+// on the pair. alloc makes the large scratch memory (nil: make); free,
+// when set, receives it once it is no longer used.
+func linkCorrelations(ev []Event, alloc func(int) []int32, free func([]int32)) {
+	if !linkPacked(ev, alloc, free) {
 		linkGeneral(ev)
 	}
 }

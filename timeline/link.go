@@ -15,8 +15,8 @@ import (
 // (process, id) by a search that starts where the previous one ended:
 // consecutive GPU work has close ids. It reports false, having done
 // nothing, when the ids do not fit. alloc, when set, makes the int32
-// memory for the keys.
-func linkPacked(ev []Event, alloc func(int) []int32) bool {
+// memory for the keys, and free, when set, receives it at the end.
+func linkPacked(ev []Event, alloc func(int) []int32, free func([]int32)) bool {
 	var (
 		nAPI    int
 		maxCorr int64
@@ -64,7 +64,8 @@ func linkPacked(ev []Event, alloc func(int) []int32) bool {
 		return false
 	}
 	// key = proc | corr | index, from the high bits down.
-	keys := uint64s(nAPI, alloc)[:0]
+	mem, keys := uint64s(nAPI, alloc)
+	keys = keys[:0]
 	sorted := true
 	for i := range ev {
 		e := &ev[i]
@@ -97,6 +98,9 @@ func linkPacked(ev []Event, alloc func(int) []int32) bool {
 		if ev[api].Link < 0 {
 			ev[api].Link = int32(i)
 		}
+	}
+	if free != nil && mem != nil {
+		free(mem)
 	}
 	return true
 }
@@ -148,15 +152,15 @@ func gallop(keys []uint64, want uint64, hint int) int {
 }
 
 // uint64s returns a slice of n uint64, in memory from alloc when set (two
-// int32 a value, aligned to 8 bytes).
-func uint64s(n int, alloc func(int) []int32) []uint64 {
+// int32 a value, aligned to 8 bytes), and that memory (nil without alloc).
+func uint64s(n int, alloc func(int) []int32) ([]int32, []uint64) {
 	if alloc == nil || n == 0 {
-		return make([]uint64, n)
+		return nil, make([]uint64, n)
 	}
 	s := alloc(2*n + 1)
 	p := unsafe.Pointer(unsafe.SliceData(s))
 	if uintptr(p)%8 != 0 {
 		p = unsafe.Add(p, 4)
 	}
-	return unsafe.Slice((*uint64)(p), n)
+	return s, unsafe.Slice((*uint64)(p), n)
 }

@@ -31,8 +31,15 @@ func TestLinkPackedMatchesGeneral(t *testing.T) {
 			}
 		}
 		a, b, c := slices.Clone(ev), slices.Clone(ev), slices.Clone(ev)
-		if !linkPacked(a, nil) || !linkPacked(c, func(n int) []int32 { return make([]int32, n) }) {
+		var made, freed [][]int32
+		alloc := func(n int) []int32 { s := make([]int32, n); made = append(made, s); return s }
+		free := func(s []int32) { freed = append(freed, s) }
+		if !linkPacked(a, nil, nil) || !linkPacked(c, alloc, free) {
 			t.Fatalf("trial %d: ids did not fit", trial)
+		}
+		// The scratch memory is handed back, once, after its last use.
+		if len(made) != len(freed) || len(made) > 0 && &made[0][0] != &freed[0][0] {
+			t.Fatalf("trial %d: %d slices made, %d freed", trial, len(made), len(freed))
 		}
 		linkGeneral(b)
 		for i := range a {
@@ -44,10 +51,10 @@ func TestLinkPackedMatchesGeneral(t *testing.T) {
 	// Ids that do not fit in 64 bits with the index take the general path.
 	big := []Event{{Kind: KindAPI, Corr: 1 << 62, Link: -1}, {Kind: KindKernel, Corr: 1 << 62, Link: -1},
 		{Kind: KindKernel, Proc: 1, Corr: 1 << 62, Link: -1}}
-	if linkPacked(big, nil) {
+	if linkPacked(big, nil, nil) {
 		t.Error("63-bit correlation ids packed with a 2-bit index and a process")
 	}
-	linkCorrelations(big, nil)
+	linkCorrelations(big, nil, nil)
 	if big[1].Link != 0 || big[0].Link != 1 || big[2].Link != -1 {
 		t.Errorf("links %d, %d, %d", big[0].Link, big[1].Link, big[2].Link)
 	}

@@ -262,3 +262,42 @@ func TestStepNumber(t *testing.T) {
 		t.Error("ProfilerStep#3 is not a step range")
 	}
 }
+
+// TestValidateLargeFirstViolation checks that Validate, which checks a
+// large timeline's events in parts at once, reports the violation a pass
+// in order finds first: the lowest event's, in whichever part it lies,
+// and an order violation at a part's first event.
+func TestValidateLargeFirstViolation(t *testing.T) {
+	const n = 1 << 17
+	b := NewBuilder(Source{})
+	gpu, host := b.GPUTrack(0, 7), b.HostTrack(1, 1)
+	k, api := b.Intern("k"), b.Intern("cudaLaunchKernel")
+	for i := range n / 2 {
+		ts := int64(i) * 10
+		b.Add(Event{Start: ts, End: ts + 5, Kind: KindAPI, Track: host, Name: api, Corr: int64(i + 1)})
+		b.Add(Event{Start: ts + 6, End: ts + 9, Kind: KindKernel, Track: gpu, Name: k, Corr: int64(i + 1)})
+	}
+	tl, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With two parts (GOMAXPROCS 2 or more) the second starts at event
+	// n/2, whose order check reads the first part's last event.
+	ev := tl.Events
+	ev[n-3].End = ev[n-3].Start - 1     // ends before it starts
+	ev[n/2].Start = ev[n/2-1].Start - 1 // out of order, at the boundary of 2 parts
+	ev[n/2].End = ev[n/2].Start + 1
+	ev[n/4+1].Bytes = -5 // negative size
+	for _, want := range []string{"event 32769 ", "event 65536: out of order", "event 131069 "} {
+		err := tl.Validate()
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("got %v, want the error of %q", err, want)
+		}
+		switch want {
+		case "event 32769 ":
+			ev[n/4+1].Bytes = 0
+		case "event 65536: out of order":
+			ev[n/2].Start, ev[n/2].End = ev[n/2-1].Start+1, ev[n/2-1].Start+4
+		}
+	}
+}

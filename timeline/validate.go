@@ -3,6 +3,8 @@ package timeline
 import (
 	"errors"
 	"fmt"
+	"runtime"
+	"sync"
 )
 
 // MaxTime bounds every timestamp: 2^62 ns is about 146 years, far beyond any
@@ -18,25 +20,8 @@ func (tl *Timeline) Validate() error {
 	if tl == nil {
 		return errors.New("timeline: nil")
 	}
-	for i := range tl.Events {
-		e := &tl.Events[i]
-		if err := tl.validateEvent(e); err != nil {
-			return fmt.Errorf("timeline: event %d (%s %q): %w", i, e.Kind, tl.Name(e.Name), err)
-		}
-		if i > 0 && compareEvents(tl.Events[i-1], *e) > 0 {
-			return fmt.Errorf("timeline: event %d: out of order", i)
-		}
-		if e.Link >= 0 {
-			if int(e.Link) >= len(tl.Events) || e.Link == int32(i) {
-				return fmt.Errorf("timeline: event %d: link %d out of range", i, e.Link)
-			}
-			o := &tl.Events[e.Link]
-			if o.Corr != e.Corr || o.Proc != e.Proc || (e.Kind == KindAPI) == (o.Kind == KindAPI) {
-				return fmt.Errorf("timeline: event %d: link %d does not match", i, e.Link)
-			}
-		} else if e.Link != -1 {
-			return fmt.Errorf("timeline: event %d: link %d", i, e.Link)
-		}
+	if err := tl.validateEvents(); err != nil {
+		return err
 	}
 	n := 0
 	for ti := range tl.Tracks {
@@ -65,6 +50,54 @@ func (tl *Timeline) Validate() error {
 			return fmt.Errorf("timeline: collective %d: negative size", k)
 		}
 		prev = c.Event
+	}
+	return nil
+}
+
+// validateEvents checks each event, in parts on several goroutines for a
+// large timeline; the violation of the lowest event is returned, as one
+// pass in order would find first.
+func (tl *Timeline) validateEvents() error {
+	n := len(tl.Events)
+	parts := 1
+	if n >= 1<<16 {
+		parts = min(max(runtime.GOMAXPROCS(0), 1), 8)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { errs[p] = tl.validateRange(n*p/parts, n*(p+1)/parts) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateRange checks events [lo, hi) and returns the first violation.
+func (tl *Timeline) validateRange(lo, hi int) error {
+	for i := lo; i < hi; i++ {
+		e := &tl.Events[i]
+		if err := tl.validateEvent(e); err != nil {
+			return fmt.Errorf("timeline: event %d (%s %q): %w", i, e.Kind, tl.Name(e.Name), err)
+		}
+		if i > 0 && compareEventPtrs(&tl.Events[i-1], e) > 0 {
+			return fmt.Errorf("timeline: event %d: out of order", i)
+		}
+		if e.Link >= 0 {
+			if int(e.Link) >= len(tl.Events) || e.Link == int32(i) {
+				return fmt.Errorf("timeline: event %d: link %d out of range", i, e.Link)
+			}
+			o := &tl.Events[e.Link]
+			if o.Corr != e.Corr || o.Proc != e.Proc || (e.Kind == KindAPI) == (o.Kind == KindAPI) {
+				return fmt.Errorf("timeline: event %d: link %d does not match", i, e.Link)
+			}
+		} else if e.Link != -1 {
+			return fmt.Errorf("timeline: event %d: link %d", i, e.Link)
+		}
 	}
 	return nil
 }

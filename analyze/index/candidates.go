@@ -133,7 +133,7 @@ func (ix *Index) isLibrary(id timeline.NameID) bool {
 // at least minRepeats times whose cycles (occurrence to occurrence) launch
 // GPU work on that thread in at least half the cycles, and whose first
 // occurrence is the earliest (ties: the smaller name).
-func (ix *Index) candidate(tops []int32, calls []int64) (timeline.NameID, bool) {
+func (ix *Index) candidate(tops []int32, calls Calls) (timeline.NameID, bool) {
 	tl := ix.TL
 	occ := map[timeline.NameID][]int32{}
 	for _, i := range tops {
@@ -156,14 +156,14 @@ func (ix *Index) candidate(tops []int32, calls []int64) (timeline.NameID, bool) 
 
 // launchesInCycles reports whether at least half of the cycles that the
 // occurrences cut (the last one runs to its own end) hold a launch call.
-func launchesInCycles(tl *timeline.Timeline, occ []int32, calls []int64) bool {
+func launchesInCycles(tl *timeline.Timeline, occ []int32, calls Calls) bool {
 	with := 0
 	for k, i := range occ {
 		end := tl.Events[i].End
 		if k+1 < len(occ) {
 			end = tl.Events[occ[k+1]].Start
 		}
-		if anyIn(calls, tl.Events[i].Start, end) {
+		if calls.AnyIn(tl.Events[i].Start, end) {
 			with++
 		}
 	}

@@ -164,14 +164,14 @@ type Index struct {
 	// onDevice says, per track, whether it lies on one of Devices.
 	onDevice []bool
 	// launchCalls keeps LaunchCalls of the threads New looked at.
-	launchCalls map[timeline.TrackID][]int64
+	launchCalls map[timeline.TrackID]Calls
 	cfg         *analyze.Config
 }
 
 // New builds the index of tl.
 func New(tl *timeline.Timeline, cfg *analyze.Config) *Index {
 	ix := &Index{TL: tl, cfg: cfg, KernelStreams: map[timeline.TrackID]bool{}, dataName: make([]uint8, tl.NumNames()),
-		launchCalls: map[timeline.TrackID][]int64{}}
+		launchCalls: map[timeline.TrackID]Calls{}}
 	// Phases that need nothing of each other run at once (each writes its
 	// own fields): the program's kind, the main thread and its steps, and
 	// the counts and caches; then the busy sets and the launch table.
@@ -336,11 +336,38 @@ func (ix *Index) buildSets() {
 			ix.KernelStreams[timeline.TrackID(t)] = true
 		}
 	}
-	var cc, sc, oc, dr []ivl.Interval
 	var main []int32
 	if ix.HasMain {
 		main = tl.Tracks[ix.Main].Events
 	}
+	// Counted first, so that each set is allocated once: a set grown by
+	// appends leaves its smaller copies behind, resident (no collection
+	// runs during an analysis).
+	var ncc, nsc, noc, ndr int
+	for _, i := range main {
+		e := &tl.Events[i]
+		switch e.Kind {
+		case timeline.KindAPI:
+			switch {
+			case e.API.IsCopy():
+				ncc++
+				nsc += 2
+			case e.API == timeline.APISync:
+				nsc++
+			}
+		case timeline.KindOS:
+			noc++
+		case timeline.KindRange:
+			ndr++
+		}
+	}
+	room := func(n int) []ivl.Interval {
+		if n == 0 {
+			return nil
+		}
+		return hugepage.Make[ivl.Interval](0, n)
+	}
+	cc, sc, oc, dr := room(ncc), room(nsc), room(noc), room(ndr)
 	for _, i := range main {
 		e := &tl.Events[i]
 		iv := ivl.Interval{Start: e.Start, End: e.End}

@@ -42,6 +42,7 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 	}
 	b.UseBuffer(hugepage.Make[timeline.Event](0, total))
 	b.MakeInt32s = func(n int) []int32 { return hugepage.Make[int32](n, n) }
+	b.FreeInt32s = func(s []int32) { hugepage.NewReleaser(s).Release(cap(s)) }
 	// Names and tracks are declared chunk by chunk, in input order, so
 	// their numbering does not depend on how the chunks were cut.
 	hosts := map[[2]int64]bool{}

@@ -66,7 +66,9 @@ func (m *merger) run(chunks []*chunk) {
 	used := make([]int, len(list))
 	merge.Runs(evs, func(k int, e timeline.Event) {
 		m.add(list[k].w, e, last)
-		if used[k]++; used[k]%releaseEvery == 0 || used[k] == len(evs[k]) {
+		if used[k]++; used[k] == len(evs[k]) {
+			rel[k].Release(cap(evs[k])) // its unused capacity too
+		} else if used[k]%releaseEvery == 0 {
 			rel[k].Release(used[k])
 		}
 	})

@@ -147,6 +147,7 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	b := timeline.NewBuilder(timeline.Source{Path: path, Format: "nsys-sqlite", Version: x.version})
 	b.UseBuffer(hugepage.Make[timeline.Event](0, nEvents))
 	b.MakeInt32s = func(n int) []int32 { return hugepage.Make[int32](n, n) }
+	b.FreeInt32s = func(s []int32) { hugepage.NewReleaser(s).Release(cap(s)) }
 	m := newMerger(b, strs, workers)
 	m.run(chunks)
 	setThreadNames(b, threads, strs)

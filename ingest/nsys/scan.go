@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/traceaudit/traceaudit/ingest/nsys/internal/sqlitefile"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
@@ -333,6 +334,13 @@ func (c *chunk) alloc(t *task) {
 		if _, ok := t.rd.(*stringsReader); ok {
 			c.strs = make([]sidString, 0, n)
 		} else {
+			// From 1 MB on, a task's events take whole huge pages (from
+			// Make's 2 MB), which the merge gives back once it has copied
+			// them: ordinary memory would stay resident to the end.
+			const size = int64(unsafe.Sizeof(timeline.Event{}))
+			if n*size >= 1<<20 {
+				n = max(n, (hugepage.MinBytes+size-1)/size)
+			}
 			c.events = hugepage.Make[timeline.Event](0, int(n))
 		}
 	}

@@ -14,7 +14,10 @@
 // meaning.
 package hugepage
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // MinBytes is the size from which Make asks for huge pages: smaller slices
 // hold no aligned 2 MB page, or too few to matter.
@@ -23,26 +26,47 @@ const MinBytes = 2 << 20
 // Make returns make([]T, n, capacity), asking for huge pages when its
 // memory spans MinBytes or more. T must hold no pointers (the memory is
 // only advised, never managed outside Go's heap, but the advice is meant
-// for bulk data). A large slice starts on a 2 MB boundary and its capacity
-// reaches the next one (it may exceed capacity by up to 2 MB), so that
-// all of it lies in whole huge pages: a part outside them would be
-// faulted in 4 kB at a time. The allocation is up to 4 MB larger than the
-// slice; the part outside it is never touched.
+// for bulk data; a T with pointers gets an ordinary slice). A large slice
+// starts on a 2 MB boundary and its capacity reaches just past the next
+// one (it may exceed capacity by up to 2 MB), so that all of it lies in
+// whole huge pages (a part outside them would be faulted in 4 kB at a
+// time) and a Releaser can give back every page of it. The allocation is
+// up to 2 MB larger than the slice; the part outside it is never touched.
 func Make[T any](n, capacity int) []T {
 	capacity = max(n, capacity)
 	var zero T
 	size := unsafe.Sizeof(zero)
-	if size == 0 || size > huge || uintptr(capacity)*size < MinBytes {
+	if size == 0 || size > huge || uintptr(capacity)*size < MinBytes || hasPointers(reflect.TypeFor[T]()) {
 		return make([]T, n, capacity)
 	}
-	all := make([]T, 0, capacity+int(2*huge/size)+2)
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(all)))
-	start := (base + huge - 1) &^ (huge - 1)
-	i := int((start - base + size - 1) / size) // the first element in the first whole page
-	end := (base + uintptr(i+capacity)*size + huge - 1) &^ (huge - 1)
-	j := min(int((end-base)/size), cap(all))
-	advise(unsafe.Add(unsafe.Pointer(unsafe.SliceData(all)), start-base), end-start)
-	return all[i : i+n : j]
+	span := (uintptr(capacity)*size + huge - 1) &^ (huge - 1) // whole pages
+	c := (span + size - 1) / size                             // the last page is inside the capacity
+	raw := make([]byte, c*size+huge)
+	p := unsafe.Pointer(unsafe.SliceData(raw))
+	start := unsafe.Add(p, ((uintptr(p)+huge-1)&^(huge-1))-uintptr(p))
+	advise(start, span)
+	return unsafe.Slice((*T)(start), int(c))[:n]
+}
+
+// hasPointers reports whether values of t hold pointers (which the
+// garbage collector must see, so t's slices cannot be carved from bytes).
+func hasPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && hasPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if hasPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // Bytes returns a zeroed byte slice of length n. From 2 MB on, it starts
@@ -69,18 +93,20 @@ func Bytes(n int) []byte {
 type Releaser struct {
 	p    unsafe.Pointer // the slice's first element (keeps it alive)
 	size uintptr        // bytes per element
-	n    int            // elements in the slice
+	n    int            // the slice's capacity
 	done uintptr        // bytes from p already released
 }
 
-// NewReleaser returns a Releaser for s.
+// NewReleaser returns a Releaser for s. Only whole 2 MB pages inside s's
+// capacity are ever released: all of a slice that Make returned.
 func NewReleaser[T any](s []T) *Releaser {
 	var zero T
-	return &Releaser{p: unsafe.Pointer(unsafe.SliceData(s)), size: unsafe.Sizeof(zero), n: len(s)}
+	return &Releaser{p: unsafe.Pointer(unsafe.SliceData(s)), size: unsafe.Sizeof(zero), n: cap(s)}
 }
 
-// Release declares that elements [0, n) of the slice will never be read
-// again and releases the whole 2 MB pages among them not yet released.
+// Release declares that elements [0, n) of the slice (n up to its
+// capacity) will never be read or written again and releases the whole
+// 2 MB pages among them not yet released.
 // Reading them afterwards gives zeros or the old contents, depending on
 // the system. Calls with a growing n cost little: a page is released
 // once.
@@ -98,3 +124,10 @@ func (r *Releaser) Release(n int) {
 	release(unsafe.Add(r.p, lo-base), hi-lo)
 	r.done = hi - base
 }
+
+// Free gives back the whole 2 MB pages of s's memory, up to its capacity,
+// for a large temporary slice that will never be read or written again
+// (no collection runs during an analysis, so its pages would stay
+// resident to the end). The slice's memory itself stays allocated until
+// the garbage collector frees it.
+func Free[T any](s []T) { NewReleaser(s).Release(cap(s)) }

@@ -113,3 +113,86 @@ func TestReleaser(t *testing.T) {
 	nilR.Release(5) // no-op
 	runtime.KeepAlive(s)
 }
+
+// TestReleaserWhole checks that a large slice from Make starts on a huge
+// page and that releasing it up to its capacity gives back all of it: the
+// first and the last element read as zeros on Linux, and a small
+// slice's neighbours are never touched.
+func TestReleaserWhole(t *testing.T) {
+	type ev struct{ a, b int64 }
+	// 56 bytes, as timeline.Event: 2 MB is no whole number of them.
+	type ev56 struct {
+		a, b, c, d, e, f int64
+		g                uint32
+		h                [3]byte
+	}
+	if unsafe.Sizeof(ev56{}) != 56 {
+		t.Fatalf("size %d", unsafe.Sizeof(ev56{}))
+	}
+	s := Make[ev56](0, 300_000) // 16.8 MB
+	if uintptr(unsafe.Pointer(unsafe.SliceData(s)))%huge != 0 {
+		t.Fatalf("large slice not on a 2 MB boundary")
+	}
+	if end := uintptr(cap(s)) * 56; end%huge >= 56 {
+		t.Fatalf("capacity ends %d bytes into a page: its last page is not whole inside it", end%huge)
+	}
+	for i := 0; i < 250_000; i++ {
+		s = append(s, ev56{a: int64(i) + 1, h: [3]byte{1, 2, 3}})
+	}
+	r := NewReleaser(s)
+	r.Release(1000) // nothing whole yet
+	if s[0].a != 1 {
+		t.Fatalf("element 0 released early: %d", s[0].a)
+	}
+	r.Release(cap(s))
+	if runtime.GOOS == "linux" {
+		for _, i := range []int{0, 1, 37449, 37450, 200_000, 249_999} {
+			if s[i] != (ev56{}) {
+				t.Fatalf("element %d (released) is %+v", i, s[i])
+			}
+		}
+	}
+	// A small slice (ordinary memory) releases only whole pages inside
+	// its capacity: none.
+	small := Make[ev](100, 100)
+	for i := range small {
+		small[i].a = 7
+	}
+	NewReleaser(small).Release(100)
+	for i := range small {
+		if small[i].a != 7 {
+			t.Fatalf("small element %d released", i)
+		}
+	}
+	// A type with pointers gets an ordinary slice.
+	p := Make[*int](0, 1<<20)
+	if cap(p) != 1<<20 {
+		t.Fatalf("pointer slice cap %d", cap(p))
+	}
+	runtime.KeepAlive(s)
+}
+
+// TestFree gives back all of a large slice from Make: on Linux its
+// elements read as zeros afterwards.
+func TestFree(t *testing.T) {
+	s := Make[int64](1<<20, 1<<20) // 8 MB
+	for i := range s {
+		s[i] = int64(i) + 1
+	}
+	Free(s)
+	if runtime.GOOS == "linux" {
+		for i := 0; i < len(s); i += 4099 {
+			if s[i] != 0 {
+				t.Fatalf("element %d (freed) is %d", i, s[i])
+			}
+		}
+	}
+	Free([]int64(nil)) // no-op
+	small := make([]int64, 10)
+	small[9] = 3
+	Free(small) // no whole page: untouched
+	if small[9] != 3 {
+		t.Fatal("small slice released")
+	}
+	runtime.KeepAlive(s)
+}

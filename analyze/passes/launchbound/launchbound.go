@@ -99,6 +99,8 @@ func run(p *analyze.Pass) (any, error) {
 	// launched by its own call (graph replays excluded).
 	ks := hugepage.Make[int32](0, ix.Count[timeline.KindKernel]) // huge pages: fresh memory faults in 2 MB at a time
 	durs := hugepage.Make[int64](0, ix.Count[timeline.KindKernel])
+	defer hugepage.Free(ks) // temporaries: their pages go back at the end
+	defer hugepage.Free(durs)
 	graph := 0
 	steady := ix.SteadySet.Cursor() // events come in order of start
 	for _, i := range ix.DeviceWork {

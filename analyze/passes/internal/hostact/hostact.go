@@ -49,9 +49,8 @@ type Thread struct {
 	// one's enclosing event (-1: none).
 	ranges, ops           []int32
 	rangeParent, opParent []int32
-	// launches are the start times of the thread's API calls that
-	// launched GPU work.
-	launches []int64
+	// launches are the thread's API calls that launched GPU work.
+	launches index.Calls
 	tl       *timeline.Timeline
 }
 
@@ -249,8 +248,7 @@ func (th *Thread) launchesIn(list []int32, name string) bool {
 		if th.tl.Name(e.Name) != name {
 			continue
 		}
-		k := sort.Search(len(th.launches), func(k int) bool { return th.launches[k] >= e.Start })
-		if k < len(th.launches) && th.launches[k] < e.End {
+		if th.launches.AnyIn(e.Start, e.End) {
 			return true
 		}
 	}
