@@ -103,6 +103,17 @@ func (b *Builder) AddDevice(d Device) {
 // with API == APIOther the class is derived from the name at Build.
 func (b *Builder) Add(e Event) { b.events = append(b.events, e) }
 
+// Extend appends n events and returns them for the caller to fill in
+// place before Build, from several goroutines at once if it likes: an
+// ingester that merges its inputs in parallel writes each part where it
+// belongs. Their contents are unspecified until filled; as with Add, Link
+// is ignored.
+func (b *Builder) Extend(n int) []Event {
+	l := len(b.events)
+	b.events = slices.Grow(b.events, n)[:l+n]
+	return b.events[l:]
+}
+
 // Grow makes room for n more events.
 func (b *Builder) Grow(n int) { b.events = slices.Grow(b.events, n) }
 

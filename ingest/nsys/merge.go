@@ -1,7 +1,12 @@
 package nsys
 
 import (
+	"cmp"
 	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
 
 	"github.com/traceaudit/traceaudit/ingest/internal/merge"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
@@ -45,12 +50,18 @@ func fill(n int) []int64 {
 	return s
 }
 
-// run merges the chunks (each sorted) in time order, ties in task order.
+// run merges the chunks (each sorted) in time order, ties in task order,
+// into the builder. The order of the result is that of sorting all events
+// by (timeline.Before, chunk, index in the chunk), so cutting every chunk
+// at the same start time cuts the result there too: a large merge runs in
+// parts on several goroutines, each writing its own span of the events.
+// Names and tracks are resolved beforehand in the order of their first use
+// (resolve), as one merge in order would.
 func (m *merger) run(chunks []*chunk) {
 	last := int64(math.MinInt64)
 	var list []*chunk
 	var evs [][]timeline.Event
-	var rel []*hugepage.Releaser
+	n := 0
 	for _, c := range chunks {
 		if c == nil || len(c.events) == 0 {
 			continue
@@ -58,35 +69,161 @@ func (m *merger) run(chunks []*chunk) {
 		last = max(last, c.maxTS)
 		list = append(list, c)
 		evs = append(evs, c.events)
-		rel = append(rel, hugepage.NewReleaser(c.events))
+		n += len(c.events)
 	}
-	// The chunks' memory goes back to the system as they are consumed, so
+	m.resolve(list)
+	out := m.b.Extend(n)
+	parts := 1
+	if n >= minParallelMerge {
+		parts = min(max(runtime.GOMAXPROCS(0), 1), maxMergeParts)
+	}
+	if mergeParts > 0 {
+		parts = mergeParts
+	}
+	cuts := cutRuns(evs, parts)
+	dataLoader := make([]bool, parts)
+	var wg sync.WaitGroup
+	off := 0
+	for p := range parts {
+		lo, hi := cuts[p], cuts[p+1]
+		size := 0
+		for k := range evs {
+			size += hi[k] - lo[k]
+		}
+		dst := out[off : off+size]
+		off += size
+		wg.Go(func() { dataLoader[p] = m.mergePart(list, evs, lo, hi, dst, last) })
+	}
+	wg.Wait()
+	for i, c := range list {
+		hugepage.NewReleaser(evs[i]).Release(cap(evs[i])) // the pages the cuts shared
+		c.events = nil
+	}
+	m.dataLoader = slices.Contains(dataLoader, true)
+}
+
+// minParallelMerge is the number of events from which the merge runs in
+// parts, maxMergeParts the most parts.
+const (
+	minParallelMerge = 1 << 16
+	maxMergeParts    = 8
+)
+
+// mergeParts, when positive, is the number of parts of every merge (tests
+// compare merges in parts with one in order).
+var mergeParts = 0
+
+// cutRuns cuts sorted runs into parts of about equal size at start times:
+// cuts[p][k] is where part p begins in run k (cuts[parts] is each run's
+// length). Each cut time t takes the events starting before t.
+func cutRuns(runs [][]timeline.Event, parts int) [][]int {
+	cuts := make([][]int, parts+1)
+	n := 0
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, r := range runs {
+		n += len(r)
+		lo = min(lo, r[0].Start)
+		hi = max(hi, r[len(r)-1].Start)
+	}
+	before := func(t int64, at []int) int { // events starting before t
+		c := 0
+		for k, r := range runs {
+			i := sort.Search(len(r), func(i int) bool { return r[i].Start >= t })
+			if at != nil {
+				at[k] = i
+			}
+			c += i
+		}
+		return c
+	}
+	cuts[0] = make([]int, len(runs))
+	for p := 1; p < parts; p++ {
+		// The smallest t in [lo, hi] with at least n*p/parts events
+		// starting before it (hi if none).
+		want := n * p / parts
+		a, b := lo, hi
+		for a < b {
+			mid := a + int64((uint64(b)-uint64(a))/2)
+			if before(mid, nil) >= want {
+				b = mid
+			} else {
+				a = mid + 1
+			}
+		}
+		cuts[p] = make([]int, len(runs))
+		before(a, cuts[p])
+	}
+	cuts[parts] = make([]int, len(runs))
+	for k, r := range runs {
+		cuts[parts][k] = len(r)
+	}
+	return cuts
+}
+
+// mergePart merges events [lo[k], hi[k]) of each run k into dst, which
+// holds exactly that many, giving the runs' memory back as it goes. It
+// reports whether a data-loader range was among them.
+func (m *merger) mergePart(list []*chunk, evs [][]timeline.Event, lo, hi []int, dst []timeline.Event, last int64) bool {
+	runs := make([][]timeline.Event, len(evs))
+	rel := make([]*hugepage.Releaser, len(evs))
+	for k := range evs {
+		runs[k] = evs[k][lo[k]:hi[k]]
+		rel[k] = hugepage.NewReleaser(runs[k])
+	}
+	// The chunks' memory goes back to the system as it is consumed, so
 	// that the timeline's events reuse it instead of new pages: the events
 	// are not held twice.
-	used := make([]int, len(list))
-	merge.Runs(evs, func(k int, e timeline.Event) {
-		m.add(list[k].w, e, last)
-		if used[k]++; used[k] == len(evs[k]) {
-			rel[k].Release(cap(evs[k])) // its unused capacity too
-		} else if used[k]%releaseEvery == 0 {
+	used := make([]int, len(runs))
+	i := 0
+	dataLoader := false
+	merge.Runs(runs, func(k int, e timeline.Event) {
+		dst[i] = m.resolved(list[k].w, e, last, &dataLoader)
+		i++
+		if used[k]++; used[k]%releaseEvery == 0 {
 			rel[k].Release(used[k])
 		}
 	})
-	for _, c := range list {
-		c.events = nil
-	}
+	return dataLoader
 }
 
 // releaseEvery is how often (in events of one chunk) the merge releases
 // the chunk's consumed memory.
 const releaseEvery = 1 << 13
 
-// add resolves e's local name and track and adds it to the builder.
-func (m *merger) add(w *worker, e timeline.Event, last int64) {
-	names, ranges := m.names[w.id], m.ranges[w.id]
-	ln := e.Name
-	if names[ln] < 0 {
-		ref := w.names.list[ln]
+// resolve interns the names and declares the tracks of the chunks' events
+// in the order of their first use in the merge's order, from each chunk's
+// first uses (chunk.sort): the same order as resolving each event as the
+// merge meets it.
+func (m *merger) resolve(list []*chunk) {
+	type use struct {
+		k     int // chunk, in list
+		at    int32
+		local uint32
+	}
+	order := func(uses []use) {
+		slices.SortFunc(uses, func(a, b use) int {
+			if c := timeline.Before(&list[a.k].events[a.at], &list[b.k].events[b.at]); c != 0 {
+				return c
+			}
+			if a.k != b.k {
+				return cmp.Compare(a.k, b.k)
+			}
+			return cmp.Compare(a.at, b.at)
+		})
+	}
+	var uses []use
+	for k, c := range list {
+		for _, f := range c.firstNames {
+			uses = append(uses, use{k, f.at, f.local})
+		}
+	}
+	order(uses)
+	for _, u := range uses {
+		w := list[u.k].w
+		if m.names[w.id][u.local] >= 0 {
+			continue
+		}
+		ref := w.names.list[u.local]
 		s := ref.text
 		if ref.isSID {
 			var ok bool
@@ -94,31 +231,46 @@ func (m *merger) add(w *worker, e timeline.Event, last int64) {
 				m.missing++
 			}
 		}
-		names[ln] = int64(m.b.Intern(s))
-		ranges[ln] = timeline.ClassifyRange(s, timeline.RangeNVTX)
+		m.names[w.id][u.local] = int64(m.b.Intern(s))
+		m.ranges[w.id][u.local] = timeline.ClassifyRange(s, timeline.RangeNVTX)
 	}
-	e.Name = timeline.NameID(names[ln])
-	if e.Kind == timeline.KindRange {
-		e.Range = ranges[ln]
-		if e.Range == timeline.RangeDataLoader {
-			m.dataLoader = true
+	uses = uses[:0]
+	for k, c := range list {
+		for _, f := range c.firstTracks {
+			uses = append(uses, use{k, f.at, f.local})
 		}
 	}
-	tracks := m.tracks[w.id]
-	lt := e.Track
-	if tracks[lt] < 0 {
-		k := w.tracks.list[lt]
-		if k.gpu {
-			tracks[lt] = int64(m.b.GPUTrack(k.a, k.b))
+	order(uses)
+	for _, u := range uses {
+		w := list[u.k].w
+		if m.tracks[w.id][u.local] >= 0 {
+			continue
+		}
+		if t := w.tracks.list[u.local]; t.gpu {
+			m.tracks[w.id][u.local] = int64(m.b.GPUTrack(t.a, t.b))
 		} else {
-			tracks[lt] = int64(m.b.HostTrack(k.a, k.b))
+			m.tracks[w.id][u.local] = int64(m.b.HostTrack(t.a, t.b))
 		}
 	}
-	e.Track = timeline.TrackID(tracks[lt])
+}
+
+// resolved returns e with its name and track resolved (see resolve) and an
+// open end set to the capture's last timestamp; it sets *dataLoader for a
+// data-loader range.
+func (m *merger) resolved(w *worker, e timeline.Event, last int64, dataLoader *bool) timeline.Event {
+	ln := e.Name
+	e.Name = timeline.NameID(m.names[w.id][ln])
+	if e.Kind == timeline.KindRange {
+		e.Range = m.ranges[w.id][ln]
+		if e.Range == timeline.RangeDataLoader {
+			*dataLoader = true
+		}
+	}
+	e.Track = timeline.TrackID(m.tracks[w.id][e.Track])
 	if e.Flags&timeline.FlagOpenEnd != 0 {
 		e.End = max(last, e.Start)
 	}
-	m.b.Add(e)
+	return e
 }
 
 // Worker-local tracks (see localNames for why workers keep their own).

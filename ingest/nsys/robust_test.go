@@ -321,3 +321,31 @@ func fuzzSeeds(f *testing.F) [][]byte {
 	}
 	return seeds
 }
+
+// TestMergeInPartsIsDeterministic merges every fixture's tasks in parts
+// cut at start times, on several goroutines, and requires the timeline and
+// warnings of one merge in order.
+func TestMergeInPartsIsDeterministic(t *testing.T) {
+	files := append(allFixtures(t), testfix.SharedGlob(t, "h200-ddp", "*.sqlite")...)
+	defer func(c uint64, w, p int) { chunkRows, maxWorkers, mergeParts = c, w, p }(chunkRows, maxWorkers, mergeParts)
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			chunkRows, maxWorkers, mergeParts = 1013, 3, 1
+			want, _, _ := readWith(path, false)
+			if want.err != nil {
+				t.Fatal(want.err)
+			}
+			for _, parts := range []int{2, 3, 8} {
+				mergeParts = parts
+				got, _, _ := readWith(path, false)
+				if got.err != nil {
+					t.Fatal(got.err)
+				}
+				sameTimeline(t, got.tl, want.tl)
+				if strings.Join(got.warns, "\n") != strings.Join(want.warns, "\n") {
+					t.Errorf("%d parts: warnings:\n%v\nin order:\n%v", parts, got.warns, want.warns)
+				}
+			}
+		})
+	}
+}

@@ -80,6 +80,16 @@ type chunk struct {
 	dropped int         // rows dropped for a reader-specific reason (see dropNote)
 	strs    []sidString // StringIds rows (stringsReader only)
 	err     error
+	// firstNames and firstTracks hold, for each local name and track the
+	// sorted events use, the index of the first event that does (see
+	// merger.resolve).
+	firstNames, firstTracks []firstUse
+}
+
+// firstUse is the first event of a chunk with a local name or track.
+type firstUse struct {
+	local uint32 // the worker's local name or track
+	at    int32  // index in the chunk's sorted events
 }
 
 // add appends e and tracks the largest timestamp.
@@ -100,6 +110,9 @@ type worker struct {
 	conn   *rawConn
 	names  localNames
 	tracks localTracks
+	// seenNames and seenTracks mark, per local name and track, the last
+	// task (its index + 1) whose first uses were noted.
+	seenNames, seenTracks []int32
 }
 
 // planTasks splits each readers' table into rowid ranges.
@@ -352,7 +365,31 @@ func (c *chunk) reset() {
 	c.maxTS, c.skipped, c.dropped = math.MinInt64, 0, 0
 }
 
-// sort puts the chunk's events in timeline order.
+// sort puts the chunk's events in timeline order and notes the first
+// event of each local name and track.
 func (c *chunk) sort() {
 	slices.SortFunc(c.events, func(x, y timeline.Event) int { return timeline.Before(&x, &y) })
+	w, stamp := c.w, int32(c.task.idx)+1
+	w.seenNames = extend(w.seenNames, len(w.names.list))
+	w.seenTracks = extend(w.seenTracks, len(w.tracks.list))
+	c.firstNames, c.firstTracks = c.firstNames[:0], c.firstTracks[:0]
+	for i := range c.events {
+		e := &c.events[i]
+		if w.seenNames[e.Name] != stamp {
+			w.seenNames[e.Name] = stamp
+			c.firstNames = append(c.firstNames, firstUse{local: uint32(e.Name), at: int32(i)})
+		}
+		if w.seenTracks[e.Track] != stamp {
+			w.seenTracks[e.Track] = stamp
+			c.firstTracks = append(c.firstTracks, firstUse{local: uint32(e.Track), at: int32(i)})
+		}
+	}
+}
+
+// extend returns s with length at least n, new elements zero.
+func extend(s []int32, n int) []int32 {
+	if len(s) < n {
+		s = append(s, make([]int32, n-len(s))...)
+	}
+	return s
 }
