@@ -132,27 +132,18 @@ func (b *Builder) UseBuffer(buf []Event) { b.events = append(buf[:0], b.events..
 // the correlation ids are dense (as in every real trace), plus a sort
 // otherwise.
 func (b *Builder) Build() (*Timeline, error) {
-	nn := len(b.names)
-	classes := make([]APIClass, nn)
-	classified := make([]bool, nn)
-	// One pass: classify API calls, count events per declared track.
-	counts := make([]int, len(b.tracks))
-	invalid := false
-	for i := range b.events {
-		e := &b.events[i]
-		if t := e.Track; int(t) < len(counts) {
-			counts[t]++
-		} else {
-			invalid = true
+	// One pass, in parts at once: classify API calls, flag communication
+	// kernels, count events per declared track.
+	np := numParts(len(b.events))
+	counts := make([][]int, np)
+	bad := make([]bool, np)
+	inParts(len(b.events), np, func(p, lo, hi int) { counts[p], bad[p] = b.scan(lo, hi) })
+	invalid := slices.Contains(bad, true)
+	total := make([]int, len(b.tracks))
+	for _, c := range counts {
+		for t, k := range c {
+			total[t] += k
 		}
-		if e.Kind != KindAPI || e.API != APIOther || int(e.Name) >= nn {
-			continue
-		}
-		if !classified[e.Name] {
-			classes[e.Name] = ClassifyAPI(b.names[e.Name])
-			classified[e.Name] = true
-		}
-		e.API = classes[e.Name]
 	}
 
 	// Drop tracks that hold no events, keeping declaration order.
@@ -160,9 +151,12 @@ func (b *Builder) Build() (*Timeline, error) {
 	var tracks []Track
 	identity := !invalid
 	for i, t := range b.tracks {
-		if counts[i] > 0 {
+		if total[i] > 0 {
 			remap[i] = TrackID(len(tracks))
-			counts[len(tracks)] = counts[i]
+			total[len(tracks)] = total[i]
+			for _, c := range counts {
+				c[len(tracks)] = c[i]
+			}
 			tracks = append(tracks, t)
 		} else {
 			identity = false
@@ -182,33 +176,28 @@ func (b *Builder) Build() (*Timeline, error) {
 			b.colls[i].track = remap[t]
 		}
 	}
-	markComm(b.events, b.names)
 
 	// Ingesters usually deliver events in order already: check first, in
 	// O(n), and sort only when needed.
-	if !isSorted(b.events) {
+	if !sortedInParts(b.events, np) {
 		slices.SortStableFunc(b.events, compareEvents)
+		counts = [][]int{total} // the parts' counts no longer hold
 	}
 
 	// Track indexes: one allocation carved per track.
 	n := 0
 	for i := range tracks {
-		n += counts[i]
+		n += total[i]
 	}
 	idx := b.int32s(n)
 	off := 0
 	for i := range tracks {
-		tracks[i].Events = idx[off : off : off+counts[i]]
-		off += counts[i]
+		tracks[i].Events = idx[off : off+total[i] : off+total[i]]
+		off += total[i]
 	}
-	for i := range b.events {
-		b.events[i].Link = -1
-		if t := int(b.events[i].Track); t < len(tracks) {
-			tracks[t].Events = append(tracks[t].Events, int32(i))
-		}
-	}
+	indexTracks(b.events, tracks, counts)
 	linkCorrelations(b.events, b.int32s, b.FreeInt32s)
-	markGraphWork(b.events, b.names)
+	markGraphWorkInParts(b.events, b.names, np)
 
 	tl := &Timeline{
 		Source:   b.src,
@@ -243,10 +232,11 @@ func (b *Builder) int32s(n int) []int32 {
 // markGraphWork flags the GPU work that a graph launch (cudaGraphLaunch,
 // hipGraphLaunch) ran as graph work: in Chrome traces each kernel of a
 // replayed graph carries the graph launch's correlation id.
-func markGraphWork(ev []Event, names []string) {
+// It looks at the events of part, a subslice of ev.
+func markGraphWork(part, ev []Event, names []string) {
 	graph := make([]int8, len(names)) // per name: 0 unknown, 1 graph launch, -1 not
-	for i := range ev {
-		e := &ev[i]
+	for i := range part {
+		e := &part[i]
 		if e.Link < 0 || !e.Kind.IsGPUWork() {
 			continue
 		}

@@ -157,26 +157,6 @@ func (b *Builder) AddCollective(e Event, c Collective) {
 	b.Add(e)
 }
 
-// markComm sets FlagComm on kernels whose names are communication kernels.
-func markComm(ev []Event, names []string) {
-	known := make([]uint8, len(names)) // 0 unknown, 1 comm, 2 not
-	for i := range ev {
-		e := &ev[i]
-		if e.Kind != KindKernel || int(e.Name) >= len(names) {
-			continue
-		}
-		if known[e.Name] == 0 {
-			known[e.Name] = 2
-			if IsCommKernel(names[e.Name]) {
-				known[e.Name] = 1
-			}
-		}
-		if known[e.Name] == 1 {
-			e.Flags |= FlagComm
-		}
-	}
-}
-
 // placeCollectives finds the sorted index of each pending collective's
 // kernel. Cost: a binary search each.
 func placeCollectives(ev []Event, pend []pendingColl) []Collective {

@@ -3,8 +3,6 @@ package timeline
 import (
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 )
 
 // MaxTime bounds every timestamp: 2^62 ns is about 146 years, far beyond any
@@ -59,16 +57,9 @@ func (tl *Timeline) Validate() error {
 // pass in order would find first.
 func (tl *Timeline) validateEvents() error {
 	n := len(tl.Events)
-	parts := 1
-	if n >= 1<<16 {
-		parts = min(max(runtime.GOMAXPROCS(0), 1), 8)
-	}
+	parts := numParts(n)
 	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Go(func() { errs[p] = tl.validateRange(n*p/parts, n*(p+1)/parts) })
-	}
-	wg.Wait()
+	inParts(n, parts, func(p, lo, hi int) { errs[p] = tl.validateRange(lo, hi) })
 	for _, err := range errs {
 		if err != nil {
 			return err
