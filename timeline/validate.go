@@ -3,6 +3,7 @@ package timeline
 import (
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // MaxTime bounds every timestamp: 2^62 ns is about 146 years, far beyond any
@@ -21,23 +22,8 @@ func (tl *Timeline) Validate() error {
 	if err := tl.validateEvents(); err != nil {
 		return err
 	}
-	n := 0
-	for ti := range tl.Tracks {
-		t := &tl.Tracks[ti]
-		if t.Kind != TrackGPU && t.Kind != TrackHost {
-			return fmt.Errorf("timeline: track %d: kind %d", ti, t.Kind)
-		}
-		prev := int32(-1)
-		for _, i := range t.Events {
-			if i <= prev || int(i) >= len(tl.Events) || tl.Events[i].Track != TrackID(ti) {
-				return fmt.Errorf("timeline: track %d: bad event index %d", ti, i)
-			}
-			prev = i
-		}
-		n += len(t.Events)
-	}
-	if n != len(tl.Events) {
-		return fmt.Errorf("timeline: tracks index %d of %d events", n, len(tl.Events))
+	if err := tl.validateTracks(); err != nil {
+		return err
 	}
 	prev := int32(-1)
 	for k, c := range tl.Collectives {
@@ -48,6 +34,67 @@ func (tl *Timeline) Validate() error {
 			return fmt.Errorf("timeline: collective %d: negative size", k)
 		}
 		prev = c.Event
+	}
+	return nil
+}
+
+// validateTracks checks the tracks' kinds and event indexes, the indexes
+// of a large timeline in parts at once; it returns the violation one pass
+// over the tracks in order would find first.
+func (tl *Timeline) validateTracks() error {
+	bad := len(tl.Tracks) // the first track of a bad kind
+	for ti := range tl.Tracks {
+		if k := tl.Tracks[ti].Kind; k != TrackGPU && k != TrackHost {
+			bad = ti
+			break
+		}
+	}
+	// The indexes of tracks [0, bad) in a row: track ti's are at
+	// [starts[ti], starts[ti+1]).
+	starts := make([]int, bad+1)
+	for ti := range bad {
+		starts[ti+1] = starts[ti] + len(tl.Tracks[ti].Events)
+	}
+	n := starts[bad]
+	parts := numParts(n)
+	errs := make([]error, parts)
+	inParts(n, parts, func(p, lo, hi int) { errs[p] = tl.validateIndexes(starts, lo, hi) })
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if bad < len(tl.Tracks) {
+		return fmt.Errorf("timeline: track %d: kind %d", bad, tl.Tracks[bad].Kind)
+	}
+	if n != len(tl.Events) {
+		return fmt.Errorf("timeline: tracks index %d of %d events", n, len(tl.Events))
+	}
+	return nil
+}
+
+// validateIndexes checks the track indexes at positions [lo, hi) of the
+// row that starts describes (see validateTracks).
+func (tl *Timeline) validateIndexes(starts []int, lo, hi int) error {
+	ti := sort.SearchInts(starts, lo+1) - 1 // the track holding position lo
+	for pos := lo; pos < hi; {
+		for starts[ti+1] <= pos {
+			ti++ // an empty track
+		}
+		t := &tl.Tracks[ti]
+		j, end := pos-starts[ti], min(hi, starts[ti+1])-starts[ti]
+		prev := int32(-1)
+		if j > 0 {
+			prev = t.Events[j-1]
+		}
+		for ; j < end; j++ {
+			i := t.Events[j]
+			if i <= prev || int(i) >= len(tl.Events) || tl.Events[i].Track != TrackID(ti) {
+				return fmt.Errorf("timeline: track %d: bad event index %d", ti, i)
+			}
+			prev = i
+		}
+		pos = starts[ti] + end
 	}
 	return nil
 }
