@@ -163,13 +163,15 @@ func (b *Builder) Build() (*Timeline, error) {
 		}
 	}
 	if !identity {
-		for i := range b.events {
-			if t := b.events[i].Track; int(t) < len(remap) {
-				b.events[i].Track = remap[t]
-			} else {
-				b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
+		inParts(len(b.events), np, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if t := b.events[i].Track; int(t) < len(remap) {
+					b.events[i].Track = remap[t]
+				} else {
+					b.events[i].Track = TrackID(len(tracks)) // invalid: Validate reports it
+				}
 			}
-		}
+		})
 	}
 	for i := range b.colls {
 		if t := b.colls[i].track; int(t) < len(remap) {

@@ -3,6 +3,7 @@ package timeline
 import (
 	"math/bits"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -17,42 +18,63 @@ import (
 // nothing, when the ids do not fit. alloc, when set, makes the int32
 // memory for the keys, and free, when set, receives it at the end.
 func linkPacked(ev []Event, alloc func(int) []int32, free func([]int32)) bool {
-	var (
-		nAPI    int
-		maxCorr int64
-		procs   = map[uint32]uint64{}
-		last    uint32
-		lastIdx uint64
-		have    bool
-	)
-	proc := func(p uint32) uint64 {
-		if have && p == last {
-			return lastIdx
-		}
-		k, ok := procs[p]
-		if !ok {
-			k = uint64(len(procs))
-			procs[p] = k
-		}
-		last, lastIdx, have = p, k, true
-		return k
+	// First pass, in parts at once: count, find the largest id and the
+	// processes (numbered in order of first appearance).
+	parts := numParts(len(ev))
+	type tally struct {
+		nAPI, gpu int
+		maxCorr   int64
+		neg       bool
+		procs     []uint32 // in order of first appearance
 	}
-	gpu := 0
-	for i := range ev {
-		e := &ev[i]
-		if e.Corr == 0 || (e.Kind != KindAPI && !e.Kind.IsGPUWork()) {
-			continue
+	tallies := make([]tally, parts)
+	inParts(len(ev), parts, func(p, lo, hi int) {
+		t := &tallies[p]
+		seen := map[uint32]bool{}
+		last, have := uint32(0), false
+		for i := lo; i < hi; i++ {
+			e := &ev[i]
+			if e.Corr == 0 || (e.Kind != KindAPI && !e.Kind.IsGPUWork()) {
+				continue
+			}
+			if e.Corr < 0 {
+				t.neg = true
+				return
+			}
+			if e.Kind == KindAPI {
+				t.nAPI++
+			} else {
+				t.gpu++
+			}
+			t.maxCorr = max(t.maxCorr, e.Corr)
+			if !have || e.Proc != last {
+				if !seen[e.Proc] {
+					seen[e.Proc] = true
+					t.procs = append(t.procs, e.Proc)
+				}
+				last, have = e.Proc, true
+			}
 		}
-		if e.Corr < 0 {
+	})
+	var (
+		nAPI, gpu int
+		maxCorr   int64
+		procs     = map[uint32]uint64{}
+	)
+	apiAt := make([]int, parts+1) // where each part's keys begin
+	for p, t := range tallies {
+		if t.neg {
 			return false
 		}
-		if e.Kind == KindAPI {
-			nAPI++
-		} else {
-			gpu++
+		nAPI += t.nAPI
+		gpu += t.gpu
+		maxCorr = max(maxCorr, t.maxCorr)
+		for _, pr := range t.procs {
+			if _, ok := procs[pr]; !ok {
+				procs[pr] = uint64(len(procs))
+			}
 		}
-		maxCorr = max(maxCorr, e.Corr)
-		proc(e.Proc)
+		apiAt[p+1] = apiAt[p] + t.nAPI
 	}
 	if nAPI == 0 || gpu == 0 {
 		return true
@@ -63,42 +85,72 @@ func linkPacked(ev []Event, alloc func(int) []int32, free func([]int32)) bool {
 	if ib+cb+pb > 64 {
 		return false
 	}
-	// key = proc | corr | index, from the high bits down.
-	mem, keys := uint64s(nAPI, alloc)
-	keys = keys[:0]
-	sorted := true
-	for i := range ev {
-		e := &ev[i]
-		if e.Kind != KindAPI || e.Corr == 0 {
-			continue
+	// proc returns a lookup of process numbers for one goroutine: the
+	// last one is remembered.
+	proc := func() func(uint32) uint64 {
+		last, lastIdx, have := uint32(0), uint64(0), false
+		return func(p uint32) uint64 {
+			if !have || p != last {
+				last, lastIdx, have = p, procs[p], true
+			}
+			return lastIdx
 		}
-		v := proc(e.Proc)<<(cb+ib) | uint64(e.Corr)<<ib | uint64(i)
-		if n := len(keys); n > 0 && keys[n-1] > v {
-			sorted = false
-		}
-		keys = append(keys, v)
 	}
-	if !sorted {
+	// key = proc | corr | index, from the high bits down; each part writes
+	// its own span.
+	mem, keys := uint64s(nAPI, alloc)
+	sorted := make([]bool, parts)
+	inParts(len(ev), parts, func(p, lo, hi int) {
+		num, out, ok := proc(), keys[apiAt[p]:apiAt[p]:apiAt[p+1]], true
+		for i := lo; i < hi; i++ {
+			e := &ev[i]
+			if e.Kind != KindAPI || e.Corr == 0 {
+				continue
+			}
+			v := num(e.Proc)<<(cb+ib) | uint64(e.Corr)<<ib | uint64(i)
+			if n := len(out); n > 0 && out[n-1] > v {
+				ok = false
+			}
+			out = append(out, v)
+		}
+		sorted[p] = ok
+	})
+	inOrder := !slices.Contains(sorted, false)
+	for p := 1; p < parts && inOrder; p++ {
+		if a := apiAt[p]; a > 0 && a < nAPI && keys[a-1] > keys[a] {
+			inOrder = false
+		}
+	}
+	if !inOrder {
 		slices.Sort(keys)
 	}
+	// Each piece of GPU work links to its call; a call links to its
+	// first piece of work (the lowest index, kept with an atomic minimum
+	// since parts meet the same call).
 	mask := uint64(1)<<ib - 1
-	at := 0
-	for i := range ev {
-		e := &ev[i]
-		if e.Corr == 0 || !e.Kind.IsGPUWork() {
-			continue
+	inParts(len(ev), parts, func(_, lo, hi int) {
+		num, at := proc(), 0
+		for i := lo; i < hi; i++ {
+			e := &ev[i]
+			if e.Corr == 0 || !e.Kind.IsGPUWork() {
+				continue
+			}
+			want := (num(e.Proc)<<cb | uint64(e.Corr)) << ib
+			at = gallop(keys, want, at)
+			if at == len(keys) || keys[at]&^mask != want {
+				continue
+			}
+			api := int32(keys[at] & mask) // the first call of the id (a duplicate API row links nothing)
+			e.Link = api
+			l := &ev[api].Link
+			for {
+				old := atomic.LoadInt32(l)
+				if (old >= 0 && old <= int32(i)) || atomic.CompareAndSwapInt32(l, old, int32(i)) {
+					break
+				}
+			}
 		}
-		want := (proc(e.Proc)<<cb | uint64(e.Corr)) << ib
-		at = gallop(keys, want, at)
-		if at == len(keys) || keys[at]&^mask != want {
-			continue
-		}
-		api := int32(keys[at] & mask) // the first call of the id (a duplicate API row links nothing)
-		e.Link = api
-		if ev[api].Link < 0 {
-			ev[api].Link = int32(i)
-		}
-	}
+	})
 	if free != nil && mem != nil {
 		free(mem)
 	}

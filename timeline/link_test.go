@@ -7,8 +7,10 @@ import (
 )
 
 // linkPacked must link exactly as the general path does: duplicate API
-// rows, GPU work without its call, several processes reusing ids.
+// rows, GPU work without its call, several processes reusing ids, in one
+// part or several.
 func TestLinkPackedMatchesGeneral(t *testing.T) {
+	defer func(n int) { forceParts = n }(forceParts)
 	r := rand.New(rand.NewSource(3))
 	kinds := []Kind{KindAPI, KindAPI, KindKernel, KindMemcpy, KindMemset, KindOp, KindGPUSync}
 	for trial := range 300 {
@@ -30,6 +32,7 @@ func TestLinkPackedMatchesGeneral(t *testing.T) {
 				}
 			}
 		}
+		forceParts = 1 + trial%4 // in parts at once as for a large timeline
 		a, b, c := slices.Clone(ev), slices.Clone(ev), slices.Clone(ev)
 		var made, freed [][]int32
 		alloc := func(n int) []int32 { s := make([]int32, n); made = append(made, s); return s }
@@ -47,6 +50,13 @@ func TestLinkPackedMatchesGeneral(t *testing.T) {
 				t.Fatalf("trial %d: event %d (%+v) links %d (%d), want %d", trial, i, ev[i], a[i].Link, c[i].Link, b[i].Link)
 			}
 		}
+	}
+	// Calls in id order within each part but not across them.
+	forceParts = 2
+	two := []Event{{Kind: KindAPI, Corr: 5, Link: -1}, {Kind: KindKernel, Corr: 5, Link: -1},
+		{Kind: KindAPI, Corr: 1, Link: -1}, {Kind: KindKernel, Corr: 1, Link: -1}}
+	if !linkPacked(two, nil, nil) || two[0].Link != 1 || two[1].Link != 0 || two[2].Link != 3 || two[3].Link != 2 {
+		t.Errorf("calls out of order across parts: links %d, %d, %d, %d", two[0].Link, two[1].Link, two[2].Link, two[3].Link)
 	}
 	// Ids that do not fit in 64 bits with the index take the general path.
 	big := []Event{{Kind: KindAPI, Corr: 1 << 62, Link: -1}, {Kind: KindKernel, Corr: 1 << 62, Link: -1},
