@@ -46,6 +46,10 @@ func planLine(r *replay.Result) string {
 	if st.Sync {
 		parts = append(parts, "a sync each step")
 	}
+	if pr := r.Profiler; pr != nil {
+		parts = append(parts, fmt.Sprintf("the profiler's own cost taken out: %s a step (%d events at %s, %s)",
+			units.Dur(pr.RemovedNS), pr.DataEvents+pr.IdleEvents, units.Dur(pr.EventNS), pr.Source))
+	}
 	return strings.Join(parts, "; ")
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"html"
 	"strings"
 	"testing"
 
@@ -99,5 +100,27 @@ func TestReplayKernelFloorAndStatistics(t *testing.T) {
 	}
 	if !strings.Contains(txt.String(), "GPU mean") || !strings.Contains(md.String(), "GPU per step (mean)") {
 		t.Errorf("the GPU column does not say it is a mean:\n%s\n%s", txt.String(), md.String())
+	}
+}
+
+// TestReplaySaysTheProfilerCostTakenOut: where the replay took the
+// profiler's cost out of the host phases, every rendering says how much,
+// from how many events at what cost, and how it was obtained.
+func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
+	p := &replay.Plan{File: "run.json", ObservedStepNS: 9_000_000, ObservedStepMeanNS: 9_000_000, ObservedGPUNS: 700_000,
+		Step:     replay.Step{OtherNS: 500_000, ComputeNS: 700_000},
+		Profiler: &replay.Profiler{EventNS: 1500, Source: "--profiler-cost 1.5us", DataEvents: 0, IdleEvents: 1600, RemovedNS: 2_400_000},
+		Variants: []replay.Variant{{Name: replay.Observed, PredictedSpeedup: 1}}}
+	r := replay.NewResult(p, "", false, 0, nil)
+	for _, f := range []Format{Text, Markdown, HTML} {
+		var b bytes.Buffer
+		if err := Render(&b, f, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		// Text wraps lines: compare with the line breaks taken out.
+		out := strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
+		if want := "the profiler's own cost taken out: 2.40 ms a step (1600 events at 1.50 µs, --profiler-cost 1.5us)"; !strings.Contains(out, want) {
+			t.Errorf("%s lacks %q:\n%s", f, want, b.String())
+		}
 	}
 }

@@ -37,8 +37,10 @@ func (c *profilerCost) parse() error {
 // apply takes the profiler's cost out of plan p of a trace read from
 // format: a fixed cost as given, or in auto mode for a Chrome trace whose
 // host phases hold recorded events, torch.profiler's cost measured here.
-// A measurement that fails leaves the plan as it is and says why on warn.
-func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string, warn func(string)) {
+// A measurement that fails leaves the plan as it is and says why on warn;
+// status says what is being measured (a terminal shows it: the probe
+// takes 10 to 40 s).
+func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string, warn, status func(string)) {
 	switch {
 	case c.mode == "off" || p.HostPhaseEvents() == 0:
 		return
@@ -48,6 +50,7 @@ func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string,
 	case format != chrome.Format:
 		return
 	}
+	status(fmt.Sprintf("measuring torch.profiler's cost per recorded event with %s (%d processes)", c.python, profcost.Processes))
 	cost, err := profcost.Measure(ctx, c.python)
 	if err != nil {
 		warn(fmt.Sprintf("torch.profiler's cost per event could not be measured here (%v): the replay keeps the profiler's time in the host phases; give it with --profiler-cost DURATION", oneLine(err.Error())))

@@ -145,7 +145,13 @@ func replayRun(opts *ReplayOptions) error {
 	// A dry run takes out a cost given as a duration; measuring one needs
 	// the GPU box.
 	if !opts.DryRun || opts.profiler.fixed > 0 {
-		opts.profiler.apply(context.Background(), p, tl.Source.Format, func(s string) { fmt.Fprintf(opts.IO.Err, "traceaudit: %s\n", s) })
+		warn := func(s string) { fmt.Fprintf(opts.IO.Err, "traceaudit: %s\n", s) }
+		status := func(s string) {
+			if opts.IO.ErrTTY {
+				warn(s)
+			}
+		}
+		opts.profiler.apply(context.Background(), p, tl.Source.Format, warn, status)
 	}
 	var rep *replay.Result
 	if opts.DryRun {
