@@ -194,6 +194,14 @@ type Profiler struct {
 	IdleEvents int `json:"idle_events"`
 	// RemovedNS is the host time per step taken out of the plan.
 	RemovedNS int64 `json:"removed_ns"`
+	// EventNSMin and EventNSMax, when set, are the least and the most
+	// cost per event measured (between the probe's processes), and
+	// RemovedMinNS and RemovedMaxNS the host time per step that each would
+	// have taken out: how uncertain the unprofiled step is.
+	EventNSMin   int64 `json:"event_ns_min,omitempty"`
+	EventNSMax   int64 `json:"event_ns_max,omitempty"`
+	RemovedMinNS int64 `json:"removed_min_ns,omitempty"`
+	RemovedMaxNS int64 `json:"removed_max_ns,omitempty"`
 }
 
 // HostPhaseEvents is how many events the trace recorded on the main
@@ -219,17 +227,46 @@ type phaseEvents struct{ total, data, idle, busy int }
 // stay as they are: fidelity compares with them, and with the trace less
 // the time taken out.
 func (p *Plan) LessProfiler(eventNS int64, source string) {
+	p.LessProfilerRange(eventNS, eventNS, eventNS, source)
+}
+
+// LessProfilerRange is LessProfiler at eventNS where the cost per event
+// was measured anywhere from loNS to hiNS (between processes: a profiled
+// process's own cost is as uncertain): Profiler records the time that
+// either end would have taken out, so that the report can say how
+// uncertain the unprofiled step is.
+func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 	if eventNS <= 0 {
 		return
 	}
-	st := &p.Step
-	data := min(int64(p.events.data)*eventNS, st.DataNS)
+	orig := p.Step
+	st, removed, n := lessProfiler(orig, p.events, eventNS)
+	p.Step = st
+	p.Profiler = &Profiler{EventNS: eventNS, Source: source, DataEvents: p.events.data,
+		IdleEvents: n, RemovedNS: removed}
+	if lo, hi := min(loNS, eventNS), max(hiNS, eventNS); lo > 0 && hi > lo {
+		pr := p.Profiler
+		pr.EventNSMin, pr.EventNSMax = lo, hi
+		_, pr.RemovedMinNS, _ = lessProfiler(orig, p.events, lo)
+		_, pr.RemovedMaxNS, _ = lessProfiler(orig, p.events, hi)
+	}
+}
+
+// lessProfiler is st with eventNS taken out for each event of ev in its
+// host phases (LessProfiler), the time taken out per step, and the events
+// it was taken out for.
+func lessProfiler(st Step, ev phaseEvents, eventNS int64) (Step, int64, int) {
+	if st.Launches != nil {
+		l := *st.Launches
+		st.Launches = &l
+	}
+	data := min(int64(ev.data)*eventNS, st.DataNS)
 	st.DataNS -= data
-	n := p.events.idle
+	n := ev.idle
 	if st.Launches != nil {
 		// The launch phase sets a launch-bound step's length whether or
 		// not the GPU runs the last kernel when the next call starts.
-		n += p.events.busy
+		n += ev.busy
 	}
 	idle := int64(n) * eventNS
 	var took int64
@@ -240,8 +277,7 @@ func (p *Plan) LessProfiler(eventNS int64, source string) {
 	}
 	rest := min(idle-took, st.OtherNS)
 	st.OtherNS -= rest
-	p.Profiler = &Profiler{EventNS: eventNS, Source: source, DataEvents: p.events.data,
-		IdleEvents: n, RemovedNS: data + took + rest}
+	return st, data + took + rest, n
 }
 
 // prefetchWorkers is the prefetch-workers pool size: the dataloader-wait

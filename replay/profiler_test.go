@@ -92,3 +92,44 @@ func TestFidelityLessProfiler(t *testing.T) {
 		t.Errorf("notes %q", text)
 	}
 }
+
+// TestLessProfilerRange: a cost measured over a range takes out the
+// median's time, as LessProfiler does, and records what either end would
+// have taken out; the notes give the step less the profiler at both ends
+// when they span more than ±5 % of it, and say nothing of a range for a
+// single cost.
+func TestLessProfilerRange(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.events = phaseEvents{total: 600, data: 500, idle: 20}
+	p.LessProfilerRange(1000, 600, 1500, "measured here")
+	pr := p.Profiler
+	if pr.RemovedNS != 520_000 || pr.RemovedMinNS != 312_000 || pr.RemovedMaxNS != 750_000+30_000 || pr.EventNSMin != 600 || pr.EventNSMax != 1500 {
+		t.Fatalf("profiler %+v", pr)
+	}
+	// The data phase keeps the median's cut; the other phase (50 µs)
+	// cannot lose more than it has.
+	if p.Step.DataNS != 500_000 || p.Step.OtherNS != 30_000 {
+		t.Errorf("data %d, other %d", p.Step.DataNS, p.Step.OtherNS)
+	}
+	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	text := strings.Join(NewResult(p, "fake GPU", true, 10, nil).Notes, "\n")
+	want := "ranged from 600 ns to 1.50 µs between the processes measured, and a traced process's own cost is as uncertain: " +
+		"taken out at either end, the trace's step less the profiler lies between 1.22 ms and 1.69 ms (1.48 ms at the median, ±16 %)"
+	if !strings.Contains(text, want) {
+		t.Errorf("notes lack %q:\n%s", want, text)
+	}
+
+	// A narrow range (±2 %) and a single cost say nothing of it.
+	for _, c := range [][2]int64{{980, 1020}, {1000, 1000}} {
+		q := tiny(BatchesMain)
+		q.events = phaseEvents{total: 600, data: 500, idle: 20}
+		q.LessProfilerRange(1000, c[0], c[1], "measured here")
+		q.Variants[0].StepNSMean, q.Variants[0].StepNSMedian, q.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+		if text := strings.Join(NewResult(q, "fake GPU", true, 10, nil).Notes, "\n"); strings.Contains(text, "between the processes measured") {
+			t.Errorf("range %v: notes\n%s", c, text)
+		}
+		if c[0] == c[1] && (q.Profiler.RemovedMinNS != 0 || q.Profiler.EventNSMax != 0) {
+			t.Errorf("a single cost recorded a range: %+v", q.Profiler)
+		}
+	}
+}

@@ -103,6 +103,9 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 		if n := profilerNote(p); n != "" {
 			r.Notes = append(r.Notes, n)
 		}
+		if n := profilerRangeNote(p); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
 		for _, v := range p.Variants {
 			if v.Note != "" {
@@ -148,6 +151,9 @@ func fidelityNotes(r *Result) []string {
 			f.GPU, pct(f.GPU)))
 	}
 	why := "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"
+	if w := hostPhaseWhy(r); w != "" {
+		why = w
+	}
 	if !Faithful(f.GPU) {
 		why = "the GPU time differs (above)"
 	}
@@ -165,6 +171,52 @@ func fidelityNotes(r *Result) []string {
 		}
 	}
 	return out
+}
+
+// hostPhaseWhy names the host phase whose replayed time differs most from
+// the plan's, where it differs by more than 5 % of the trace's step: the
+// data phase (with pinning on the main thread), the other host work, or
+// a launch-bound step's launches; "" otherwise. A data phase that took
+// longer also says what building one batch takes here.
+func hostPhaseWhy(r *Result) string {
+	if len(r.Variants) == 0 || r.Variants[0].PhasesNS == nil || r.ObservedStepMeanNS <= 0 {
+		return ""
+	}
+	obs, st := r.Variants[0].PhasesNS, r.Step
+	type phase struct {
+		name      string
+		got, want int64
+	}
+	cands := []phase{{"data", obs[PhaseData], st.DataNS + st.PinNS}, {"other host work", obs[PhaseOther], st.OtherNS}}
+	if l := st.Launches; l != nil {
+		cands = append(cands, phase{"launch", obs[PhaseLaunch], int64(l.Kernels) * l.IntervalNS})
+	}
+	best := phase{}
+	for _, c := range cands {
+		if absNS(c.got-c.want) > absNS(best.got-best.want) {
+			best = c
+		}
+	}
+	if 20*absNS(best.got-best.want) <= r.ObservedStepMeanNS {
+		return ""
+	}
+	why := fmt.Sprintf("its %s phase took %s a step here against the trace's %s", best.name, units.Dur(best.got), units.Dur(best.want))
+	if best.name == "data" && best.got > best.want && r.Box != nil && r.Box.BuildNS > 0 {
+		where := ""
+		if st.Munmaps > 0 {
+			where = ", into fresh pages"
+		}
+		why += fmt.Sprintf(" (building one batch here as the traced loop does%s, memory traffic only, takes %s: this machine's memory and page faults run at another speed than the trace's)",
+			where, units.Dur(r.Box.BuildNS))
+	}
+	return why
+}
+
+func absNS(d int64) int64 {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // ProfilerEventNS is the least a profiler adds to each CPU operator or
@@ -195,6 +247,30 @@ func profilerNote(p *Plan) string {
 		"at least %s of its %s step is the profiler's: the replay reproduces the profiled host phases, so the unprofiled loop's step "+
 		"is likely shorter, and speedups of fixes that remove host time are overestimated by as much (--profiler-cost takes it out)",
 		n, units.Dur(ProfilerEventNS), units.Dur(n*ProfilerEventNS), units.Dur(p.ObservedStepMeanNS))
+}
+
+// profilerRangeNote says how uncertain the unprofiled step is where the
+// profiler's cost per event was measured over a range (between processes:
+// on the calibration's H200 box the probe measured 0.90 to 3.32 µs an
+// event in nine processes, and the cuda-graph pair's traced processes
+// showed 1.1 and 2.4 µs an event against their unprofiled loops): the
+// trace's step less the profiler at either end of the range, when that
+// spans more than ±5 % of it at the median.
+func profilerRangeNote(p *Plan) string {
+	pr := p.Profiler
+	if pr == nil || pr.EventNSMax <= pr.EventNSMin {
+		return ""
+	}
+	base := p.ObservedStepMeanNS
+	mid, lo, hi := base-pr.RemovedNS, base-pr.RemovedMaxNS, base-pr.RemovedMinNS
+	if mid <= 0 || float64(hi-lo) <= 0.1*float64(mid) {
+		return ""
+	}
+	return fmt.Sprintf("the profiler's cost per event ranged from %s to %s between the processes measured, and a traced process's own cost is as uncertain: "+
+		"taken out at either end, the trace's step less the profiler lies between %s and %s (%s at the median, ±%.0f %%), "+
+		"and the replayed speedups of fixes that remove host time are uncertain by as much",
+		units.Dur(pr.EventNSMin), units.Dur(pr.EventNSMax), units.Dur(max(lo, 0)), units.Dur(hi), units.Dur(mid),
+		50*float64(hi-max(lo, 0))/float64(mid))
 }
 
 // pct writes x as a signed percentage difference from 1 ("+12 %").

@@ -97,3 +97,48 @@ func TestPredictedStepNS(t *testing.T) {
 		t.Errorf("no prediction: %d", got)
 	}
 }
+
+// TestNotesNameTheHostPhase: a replay whose step runs long while its GPU
+// time matches says which host phase took the time, and, for the data
+// phase, what building one batch takes here; a replay whose phases match
+// the plan keeps the general words, and one whose GPU time differs blames
+// the GPU.
+func TestNotesNameTheHostPhase(t *testing.T) {
+	p := tiny(BatchesWorkers)
+	p.Step.Munmaps, p.Step.DataNS = 1, 1_000_000
+	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	p.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_550_000, PhaseOther: 60_000, PhaseCopy: 150_000}
+	r := NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20, BuildNS: 1_400_000})
+	all := strings.Join(r.Notes, "\n")
+	want := "the observed step replays at 1.30 of the trace's mean step (+30 %): its data phase took 1.55 ms a step here against the trace's 1.00 ms " +
+		"(building one batch here as the traced loop does, into fresh pages, memory traffic only, takes 1.40 ms"
+	if !strings.Contains(all, want) {
+		t.Errorf("notes lack %q:\n%s", want, all)
+	}
+
+	// The other host work ran long; within 5 % of the step, nothing named.
+	for _, c := range []struct {
+		other int64
+		want  string
+	}{
+		{650_000, "its other host work phase took 650 µs a step here against the trace's 50.0 µs"},
+		{140_000, "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"},
+	} {
+		q := tiny(BatchesMain)
+		measured(q, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+		q.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_000_000, PhaseOther: c.other}
+		all := strings.Join(NewResult(q, "fake GPU", true, 10, &Box{PageableGBps: 6, PinnedGBps: 50}).Notes, "\n")
+		if !strings.Contains(all, c.want) || strings.Contains(all, "building one batch") {
+			t.Errorf("other %d: notes lack %q:\n%s", c.other, c.want, all)
+		}
+	}
+
+	// A GPU that differs is the reason given, whatever the phases.
+	g := tiny(BatchesMain)
+	measured(g, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	g.Variants[0].GPUNSMean = 700_000
+	g.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_600_000}
+	if all := strings.Join(NewResult(g, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the GPU time differs (above)") || strings.Contains(all, "its data phase") {
+		t.Errorf("GPU differs: notes\n%s", all)
+	}
+}

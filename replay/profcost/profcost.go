@@ -17,6 +17,15 @@
 //     trace's phases hold: the same loop took 12.3-16 ms a step by the
 //     wall clock under the profiler, while a trace of it showed 8.7 ms.
 //
+// One cost per event, whatever the event: the probe's two loops apart, in
+// five processes on that box, gave 0.75 to 1.55 µs per CPU operator and
+// 3.1 to 6.2 µs per CUDA runtime call (launches), but a cost per class
+// would not have been closer to the traced processes, whose own cost moved
+// as much: the calibration's launch-bound loop (one operator and one
+// launch each op) cost 2.2 µs an op in one traced process and 4.9 µs in
+// another, against 4.1 µs from the classes. The spread between processes
+// is what Measure reports (RoundsNS) and the replay carries into its notes.
+//
 // Nsight Systems is not measured: its cost falls on calls it intercepts
 // whether or not it records them (on the same box, 3.0 µs more per CUDA
 // launch with --trace=cuda, and 0.35 µs more per CPU operator that

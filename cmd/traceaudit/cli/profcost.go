@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,7 +57,7 @@ func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string,
 		warn(fmt.Sprintf("torch.profiler's cost per event could not be measured here (%v): the replay keeps the profiler's time in the host phases; give it with --profiler-cost DURATION", oneLine(err.Error())))
 		return
 	}
-	p.LessProfiler(cost.EventNS, fmt.Sprintf("measured here with torch %s, the median of %d processes: %s", cost.Torch, len(cost.RoundsNS), durs(cost.RoundsNS)))
+	p.LessProfilerRange(cost.EventNS, slices.Min(cost.RoundsNS), slices.Max(cost.RoundsNS), fmt.Sprintf("measured here with torch %s, the median of %d processes: %s", cost.Torch, len(cost.RoundsNS), durs(cost.RoundsNS)))
 }
 
 func durs(ns []int64) string {

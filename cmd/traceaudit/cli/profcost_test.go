@@ -58,6 +58,17 @@ func TestProfilerCostAuto(t *testing.T) {
 		t.Errorf("warned %q, said %q", warned, said)
 	}
 
+	// Processes that measure different costs: the median is taken out,
+	// and the plan keeps what the least and the most would have.
+	count := filepath.Join(t.TempDir(), "n")
+	c.python = script(t, `n=$(cat `+count+` 2>/dev/null || echo 0); n=$((n+1)); echo $n > `+count+`; echo "{\"torch\": \"2.11.0\", \"events\": 100, \"event_ns_rounds\": [$((n*700))]}"`)
+	r := chromePlan(t)
+	c.apply(context.Background(), r, chrome.Format, warn, status)
+	if pr := r.Profiler; pr == nil || pr.EventNS != 1400 || pr.EventNSMin != 700 || pr.EventNSMax != 2100 ||
+		!(pr.RemovedMinNS < pr.RemovedNS && pr.RemovedNS < pr.RemovedMaxNS) {
+		t.Fatalf("profiler over processes at 0.7, 1.4, 2.1 µs: %+v", r.Profiler)
+	}
+
 	c.python = script(t, "echo 'ModuleNotFoundError: No module named torch' >&2; exit 1")
 	q := chromePlan(t)
 	data := q.Step.DataNS
@@ -68,7 +79,7 @@ func TestProfilerCostAuto(t *testing.T) {
 
 	n := chromePlan(t)
 	c.apply(context.Background(), n, "nsys-sqlite", warn, status)
-	if n.Profiler != nil || len(said) != 2 {
+	if n.Profiler != nil || len(said) != 3 {
 		t.Errorf("an nsys trace was measured: %+v, said %q", n.Profiler, said)
 	}
 }
