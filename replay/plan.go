@@ -232,7 +232,8 @@ func (p *Plan) LessProfiler(eventNS int64, source string) {
 
 // LessProfilerRange is LessProfiler at eventNS where the cost per event
 // was measured anywhere from loNS to hiNS (between processes: a profiled
-// process's own cost is as uncertain): Profiler records the time that
+// process's own cost is as uncertain; below zero counts as zero): Profiler
+// records the time that
 // either end would have taken out, so that the report can say how
 // uncertain the unprofiled step is.
 func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
@@ -244,7 +245,9 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 	p.Step = st
 	p.Profiler = &Profiler{EventNS: eventNS, Source: source, DataEvents: p.events.data,
 		IdleEvents: n, RemovedNS: removed}
-	if lo, hi := min(loNS, eventNS), max(hiNS, eventNS); lo > 0 && hi > lo {
+	// A process can measure less than nothing (profcost.Parse): the
+	// least that can be taken out is nothing.
+	if lo, hi := max(min(loNS, eventNS), 0), max(hiNS, eventNS); hi > lo {
 		pr := p.Profiler
 		pr.EventNSMin, pr.EventNSMax = lo, hi
 		_, pr.RemovedMinNS, _ = lessProfiler(orig, p.events, lo)

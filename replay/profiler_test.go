@@ -119,6 +119,15 @@ func TestLessProfilerRange(t *testing.T) {
 		t.Errorf("notes lack %q:\n%s", want, text)
 	}
 
+	// A process that measured less than nothing: the range starts at
+	// nothing taken out.
+	n := tiny(BatchesMain)
+	n.events = phaseEvents{total: 600, data: 500, idle: 20}
+	n.LessProfilerRange(1000, -97, 2100, "measured here")
+	if pr := n.Profiler; pr.EventNSMin != 0 || pr.RemovedMinNS != 0 || pr.EventNSMax != 2100 || pr.RemovedMaxNS != 1_000_000+42_000 || pr.RemovedNS != 520_000 {
+		t.Errorf("a negative process: %+v", pr)
+	}
+
 	// A narrow range (±2 %) and a single cost say nothing of it.
 	for _, c := range [][2]int64{{980, 1020}, {1000, 1000}} {
 		q := tiny(BatchesMain)
