@@ -73,7 +73,8 @@ func graphNote(box *Box, l *Launches, vs []Variant) string {
 	}
 	return fmt.Sprintf("cuda-graph: each of the %d replayed kernels takes %s back to back here (it spins for the trace's %s less this GPU's "+
 		"empty-kernel floor of %s); a real graph of the traced kernels also leaves the GPU's gap between kernels, which a trace of "+
-		"kernels launched one by one cannot show, so where the kernels bound the step the replayed graph may run shorter than the real one",
+		"kernels launched one by one cannot show, so where the kernels bound the step the replayed graph may run shorter than the real one "+
+		"(calibrated on an H200: PyTorch's graph of 800 elementwise kernels of 935 ns in the trace ran 1.2 µs a kernel, its replay 0.81-0.84 of that in every run)",
 		l.Kernels, units.Dur(box.KernelNS), units.Dur(l.KernelNS), units.Dur(box.KernelFloorNS))
 }
 
