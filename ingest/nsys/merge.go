@@ -200,7 +200,15 @@ func (m *merger) resolve(list []*chunk) {
 		at    int32
 		local uint32
 	}
-	order := func(uses []use) {
+	// inOrder gathers every chunk's first uses of one kind in the merged
+	// events' order.
+	inOrder := func(firsts func(*chunk) []firstUse) []use {
+		var uses []use
+		for k, c := range list {
+			for _, f := range firsts(c) {
+				uses = append(uses, use{k, f.at, f.local})
+			}
+		}
 		slices.SortFunc(uses, func(a, b use) int {
 			if c := timeline.Before(&list[a.k].events[a.at], &list[b.k].events[b.at]); c != 0 {
 				return c
@@ -210,15 +218,9 @@ func (m *merger) resolve(list []*chunk) {
 			}
 			return cmp.Compare(a.at, b.at)
 		})
+		return uses
 	}
-	var uses []use
-	for k, c := range list {
-		for _, f := range c.firstNames {
-			uses = append(uses, use{k, f.at, f.local})
-		}
-	}
-	order(uses)
-	for _, u := range uses {
+	for _, u := range inOrder(func(c *chunk) []firstUse { return c.firstNames }) {
 		w := list[u.k].w
 		if m.names[w.id][u.local] >= 0 {
 			continue
@@ -234,14 +236,7 @@ func (m *merger) resolve(list []*chunk) {
 		m.names[w.id][u.local] = int64(m.b.Intern(s))
 		m.ranges[w.id][u.local] = timeline.ClassifyRange(s, timeline.RangeNVTX)
 	}
-	uses = uses[:0]
-	for k, c := range list {
-		for _, f := range c.firstTracks {
-			uses = append(uses, use{k, f.at, f.local})
-		}
-	}
-	order(uses)
-	for _, u := range uses {
+	for _, u := range inOrder(func(c *chunk) []firstUse { return c.firstTracks }) {
 		w := list[u.k].w
 		if m.tracks[w.id][u.local] >= 0 {
 			continue
