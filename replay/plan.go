@@ -232,10 +232,9 @@ func (p *Plan) LessProfiler(eventNS int64, source string) {
 
 // LessProfilerRange is LessProfiler at eventNS where the cost per event
 // was measured anywhere from loNS to hiNS (between processes: a profiled
-// process's own cost is as uncertain; below zero counts as zero): Profiler
-// records the time that
-// either end would have taken out, so that the report can say how
-// uncertain the unprofiled step is.
+// process's own cost is as uncertain; below zero counts as zero).
+// Profiler records the time that either end would have taken out, so that
+// the report can say how uncertain the unprofiled step is.
 func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 	if eventNS <= 0 {
 		return

@@ -96,7 +96,7 @@ func TestFidelityLessProfiler(t *testing.T) {
 // TestLessProfilerRange: a cost measured over a range takes out the
 // median's time, as LessProfiler does, and records what either end would
 // have taken out; the notes give the step less the profiler at both ends
-// when they span more than ±5 % of it, and say nothing of a range for a
+// when they span more than a tenth of it, and say nothing of a range for a
 // single cost.
 func TestLessProfilerRange(t *testing.T) {
 	p := tiny(BatchesMain)
@@ -114,7 +114,7 @@ func TestLessProfilerRange(t *testing.T) {
 	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
 	text := strings.Join(NewResult(p, "fake GPU", true, 10, nil).Notes, "\n")
 	want := "ranged from 600 ns to 1.50 µs between the processes measured, and a traced process's own cost is as uncertain: " +
-		"taken out at either end, the trace's step less the profiler lies between 1.22 ms and 1.69 ms (1.48 ms at the median, ±16 %)"
+		"taken out at either end, the trace's step less the profiler lies between 1.22 ms and 1.69 ms (1.48 ms at the median: -18 % to +14 %)"
 	if !strings.Contains(text, want) {
 		t.Errorf("notes lack %q:\n%s", want, text)
 	}

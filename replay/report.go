@@ -255,7 +255,7 @@ func profilerNote(p *Plan) string {
 // event in nine processes, and the cuda-graph pair's traced processes
 // showed 1.1 and 2.4 µs an event against their unprofiled loops): the
 // trace's step less the profiler at either end of the range, when that
-// spans more than ±5 % of it at the median.
+// spans more than a tenth of it at the median.
 func profilerRangeNote(p *Plan) string {
 	pr := p.Profiler
 	if pr == nil || pr.EventNSMax <= pr.EventNSMin {
@@ -267,10 +267,9 @@ func profilerRangeNote(p *Plan) string {
 		return ""
 	}
 	return fmt.Sprintf("the profiler's cost per event ranged from %s to %s between the processes measured, and a traced process's own cost is as uncertain: "+
-		"taken out at either end, the trace's step less the profiler lies between %s and %s (%s at the median, ±%.0f %%), "+
+		"taken out at either end, the trace's step less the profiler lies between %s and %s (%s at the median: %s to %s), "+
 		"and the replayed speedups of fixes that remove host time are uncertain by as much",
-		units.Dur(pr.EventNSMin), units.Dur(pr.EventNSMax), units.Dur(max(lo, 0)), units.Dur(hi), units.Dur(mid),
-		50*float64(hi-max(lo, 0))/float64(mid))
+		units.Dur(pr.EventNSMin), units.Dur(pr.EventNSMax), units.Dur(max(lo, 0)), units.Dur(hi), units.Dur(mid), pct(float64(max(lo, 0))/float64(mid)), pct(float64(hi)/float64(mid)))
 }
 
 // pct writes x as a signed percentage difference from 1 ("+12 %").
