@@ -202,6 +202,11 @@ type Profiler struct {
 	EventNSMax   int64 `json:"event_ns_max,omitempty"`
 	RemovedMinNS int64 `json:"removed_min_ns,omitempty"`
 	RemovedMaxNS int64 `json:"removed_max_ns,omitempty"`
+	// UnprofiledStepNS, when set, is the loop's mean step without the
+	// profiler as the user gave it (replay --unprofiled-step): EventNS is
+	// then the trace's mean step less it, over the events recorded in the
+	// host phases.
+	UnprofiledStepNS int64 `json:"unprofiled_step_ns,omitempty"`
 }
 
 // HostPhaseEvents is how many events the trace recorded on the main

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -308,6 +309,67 @@ func TestReplayProfilerCost(t *testing.T) {
 	for _, bad := range []string{"fast", "-1us", "0", "2ms"} {
 		if _, errOut, code := run(t, "replay", "--dry-run", "--profiler-cost", bad, trace); code != 2 || !strings.Contains(errOut, "--profiler-cost "+bad) {
 			t.Errorf("--profiler-cost %s: exit %d, %q", bad, code, errOut)
+		}
+	}
+}
+
+// TestReplayUnprofiledStep: --unprofiled-step takes the trace's mean step
+// less the given step out of the host phases, spread over the events
+// recorded there, on an nsys export as on a Chrome trace; a step that is
+// not shorter, or a difference too large a share per event to be the
+// profiler's, leaves the plan as it is and says why; a negative step, or
+// one given with --profiler-cost, is a usage error.
+func TestReplayUnprofiledStep(t *testing.T) {
+	type doc struct {
+		MeanNS   int64 `json:"observed_step_ns_mean"`
+		Profiler *struct {
+			EventNS          int64  `json:"event_ns"`
+			Source           string `json:"source"`
+			DataEvents       int    `json:"data_events"`
+			IdleEvents       int    `json:"idle_events"`
+			RemovedNS        int64  `json:"removed_ns"`
+			UnprofiledStepNS int64  `json:"unprofiled_step_ns"`
+		} `json:"profiler"`
+	}
+	replayJSON := func(args ...string) (doc, string) {
+		t.Helper()
+		out, errOut, code := run(t, append([]string{"replay", "--dry-run", "--format", "json"}, args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		var d doc
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d, errOut
+	}
+	for _, trace := range []string{"fixtures/c0_cpu_straggler.nsys.sqlite", "fixtures/r0_baseline.pt.trace.json.gz"} {
+		plain, _ := replayJSON(trace)
+		given := plain.MeanNS - 2_000_000
+		d, _ := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", given), trace)
+		pr := d.Profiler
+		if pr == nil || pr.UnprofiledStepNS != given || !strings.Contains(pr.Source, "from --unprofiled-step") {
+			t.Fatalf("%s: profiler %+v", trace, pr)
+		}
+		n := int64(pr.DataEvents + pr.IdleEvents)
+		if n == 0 || pr.EventNS != 2_000_000/n || pr.RemovedNS > 2_000_000 || pr.RemovedNS < 2_000_000-n {
+			t.Errorf("%s: %d events at %d ns, removed %d of 2 ms", trace, n, pr.EventNS, pr.RemovedNS)
+		}
+		longer, errOut := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", plain.MeanNS+1), trace)
+		if longer.Profiler != nil || !strings.Contains(errOut, "is not shorter than the trace's mean step") {
+			t.Errorf("%s: a longer step: profiler %+v, %q", trace, longer.Profiler, errOut)
+		}
+		if far := plain.MeanNS - (MaxEventNS+5_000)*n; far > 0 {
+			d, errOut := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", far), trace)
+			if d.Profiler != nil || !strings.Contains(errOut, "more than a profiler costs") {
+				t.Errorf("%s: 25 µs an event: profiler %+v, %q", trace, d.Profiler, errOut)
+			}
+		}
+	}
+	trace := "fixtures/c0_cpu_straggler.nsys.sqlite"
+	for _, args := range [][]string{{"--unprofiled-step", "-5ms"}, {"--unprofiled-step", "5ms", "--profiler-cost", "1us"}, {"--unprofiled-step", "fast"}} {
+		if _, errOut, code := run(t, append(append([]string{"replay", "--dry-run"}, args...), trace)...); code != 2 || !strings.Contains(errOut, "unprofiled-step") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
 	}
 }

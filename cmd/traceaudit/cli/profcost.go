@@ -15,12 +15,27 @@ import (
 
 // profilerCost is `replay --profiler-cost`: "auto" (measure torch.profiler's
 // cost per recorded event here, for a PyTorch profiler trace), "off", or a
-// duration per event.
+// duration per event; or `--unprofiled-step`, the loop's step without the
+// profiler, from which the cost follows.
 type profilerCost struct {
 	mode   string
 	fixed  time.Duration
 	python string
+	// step is --unprofiled-step: the loop's mean step without the
+	// profiler, as the user measured it (0: not given).
+	step time.Duration
 }
+
+// MaxEventNS is the most that --unprofiled-step may attribute to each
+// recorded event: more than any profiler was measured to cost (on the
+// calibration's H200: 0.75-1.55 µs per CPU operator and 3.1-6.2 µs per
+// CUDA runtime call under torch.profiler, up to 10.4 µs a launch under
+// nsys), so a larger difference is not the profiler's alone.
+const MaxEventNS = 20_000
+
+// offline says the cost is known without measuring it here (a dry run
+// applies it too).
+func (c *profilerCost) offline() bool { return c.fixed > 0 || c.step > 0 }
 
 func (c *profilerCost) parse() error {
 	switch c.mode {
@@ -43,6 +58,9 @@ func (c *profilerCost) parse() error {
 // takes 10 to 40 s).
 func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string, warn, status func(string)) {
 	switch {
+	case c.step > 0:
+		c.fromStep(p, warn)
+		return
 	case c.mode == "off" || p.HostPhaseEvents() == 0:
 		return
 	case c.fixed > 0:
@@ -58,6 +76,33 @@ func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string,
 		return
 	}
 	p.LessProfilerRange(cost.EventNS, slices.Min(cost.RoundsNS), slices.Max(cost.RoundsNS), fmt.Sprintf("measured here with torch %s, the median of %d processes: %s", cost.Torch, len(cost.RoundsNS), durs(cost.RoundsNS)))
+}
+
+// fromStep takes out of plan p the difference between the trace's mean
+// step and the unprofiled step the user measured (--unprofiled-step),
+// spread evenly over the events the trace recorded in the host phases that
+// LessProfiler shortens. Where there is nothing to spread it over, the
+// unprofiled step is not the shorter, or the difference comes to more per
+// event than a profiler costs, it says so on warn and takes nothing out.
+func (c *profilerCost) fromStep(p *replay.Plan, warn func(string)) {
+	given, trace, n := c.step.Nanoseconds(), p.ObservedStepMeanNS, int64(p.HostPhaseEvents())
+	flag := "--unprofiled-step " + units.Dur(given)
+	switch {
+	case n == 0:
+		warn(fmt.Sprintf("%s: the trace records no CPU operators or API calls in the host phases to take the profiler's cost from; the replay keeps the trace's host phases", flag))
+		return
+	case given >= trace:
+		warn(fmt.Sprintf("%s is not shorter than the trace's mean step (%s): no profiler's cost to take out; the replay keeps the trace's host phases", flag, units.Dur(trace)))
+		return
+	}
+	per := (trace - given) / n
+	if per > MaxEventNS {
+		warn(fmt.Sprintf("%s: the trace's mean step (%s) less it comes to %s for each of the %d events recorded in its host phases, more than a profiler costs (%s at most): the difference is not the profiler's alone (another machine or load?); the replay keeps the trace's host phases",
+			flag, units.Dur(trace), units.Dur(per), n, units.Dur(MaxEventNS)))
+		return
+	}
+	p.LessProfiler(per, fmt.Sprintf("from %s: the trace's %s mean step less it, over the %d events recorded in its host phases", flag, units.Dur(trace), n))
+	p.Profiler.UnprofiledStepNS = given
 }
 
 func durs(ns []int64) string {

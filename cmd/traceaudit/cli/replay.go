@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -99,6 +100,14 @@ everything on exit and on Ctrl-C.`,
 			if err := opts.profiler.parse(); err != nil {
 				return err
 			}
+			if st := opts.profiler.step; st != 0 {
+				switch {
+				case st < 0 || st > time.Hour:
+					return usagef("--unprofiled-step %s: want the loop's mean step without the profiler, such as 37ms", st)
+				case cmd.Flags().Changed("profiler-cost"):
+					return usagef("--unprofiled-step and --profiler-cost: give one (the step gives the cost)")
+				}
+			}
 			opts.Config, opts.Files, opts.File = cfg, args, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
 			if runF != nil {
@@ -117,6 +126,7 @@ everything on exit and on Ctrl-C.`,
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
 	fl.StringVar(&opts.profiler.mode, "profiler-cost", "auto", "take the profiler's own cost out of the replayed host phases: auto (for a PyTorch profiler trace, measure torch.profiler's cost per event here with --python), off, or a duration per recorded event")
 	fl.StringVar(&opts.profiler.python, "python", "python3", "the Python with PyTorch that --profiler-cost auto measures with")
+	fl.DurationVar(&opts.profiler.step, "unprofiled-step", 0, "the loop's mean step without the profiler, as your logs measure it (1 / iterations per second): the trace's mean step less it is taken out of the replayed host phases, spread over the events recorded there (instead of --profiler-cost)")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
 	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
@@ -144,7 +154,7 @@ func replayRun(opts *ReplayOptions) error {
 	}
 	// A dry run takes out a cost given as a duration; measuring one needs
 	// the GPU box.
-	if !opts.DryRun || opts.profiler.fixed > 0 {
+	if !opts.DryRun || opts.profiler.offline() {
 		warn := func(s string) { fmt.Fprintf(opts.IO.Err, "traceaudit: %s\n", s) }
 		status := func(s string) {
 			if opts.IO.ErrTTY {
