@@ -207,6 +207,9 @@ type Profiler struct {
 	// then the trace's mean step less it, over the events recorded in the
 	// host phases.
 	UnprofiledStepNS int64 `json:"unprofiled_step_ns,omitempty"`
+	// HostShare, when set, is the share of each host phase taken out
+	// instead of a cost per event (LessHostTime; EventNS is then 0).
+	HostShare float64 `json:"host_share,omitempty"`
 }
 
 // HostPhaseEvents is how many events the trace recorded on the main
@@ -257,6 +260,42 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 		_, pr.RemovedMinNS, _ = lessProfiler(orig, p.events, lo)
 		_, pr.RemovedMaxNS, _ = lessProfiler(orig, p.events, hi)
 	}
+}
+
+// LessHostTime takes ns out of the plan's host phases in proportion to
+// their length: the data phase, the other host work and a launch-bound
+// step's launch intervals above their kernels (pinning is real copying,
+// and stays). It honours a step measured without the profiler (replay
+// --unprofiled-step) where the trace recorded too few events in those
+// phases to carry the difference: an nsys export records no CPU
+// operators, while nsys slows them too (0.8 µs each under
+// --trace=cuda,nvtx,osrt on the calibration's H200). No phase goes below
+// zero; a difference larger than the phases takes them all.
+func (p *Plan) LessHostTime(ns int64, source string) {
+	st := &p.Step
+	var launch int64
+	if l := st.Launches; l != nil {
+		launch = int64(l.Kernels) * max(l.IntervalNS-l.KernelNS, 0)
+	}
+	host := st.DataNS + st.OtherNS + launch
+	if ns <= 0 || host <= 0 {
+		return
+	}
+	f := min(float64(ns)/float64(host), 1)
+	cut := func(v int64) int64 { return int64(float64(v) * f) }
+	data, other := cut(st.DataNS), cut(st.OtherNS)
+	st.DataNS -= data
+	st.OtherNS -= other
+	var took int64
+	if l := st.Launches; l != nil && l.Kernels > 0 {
+		l2 := *l
+		per := cut(max(l2.IntervalNS-l2.KernelNS, 0))
+		l2.IntervalNS -= per
+		st.Launches = &l2
+		took = per * int64(l2.Kernels)
+	}
+	p.Profiler = &Profiler{Source: source, DataEvents: p.events.data, IdleEvents: p.HostPhaseEvents() - p.events.data,
+		RemovedNS: data + other + took, HostShare: f}
 }
 
 // lessProfiler is st with eventNS taken out for each event of ev in its

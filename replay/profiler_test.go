@@ -142,3 +142,36 @@ func TestLessProfilerRange(t *testing.T) {
 		}
 	}
 }
+
+// TestLessHostTime: a difference spread over the host phases by their
+// length: the data and other phases and a launch-bound step's intervals
+// above their kernels lose the same share; one larger than the phases
+// takes them all and no more.
+func TestLessHostTime(t *testing.T) {
+	p := tiny(BatchesMain) // data 1 ms, other 50 µs
+	p.LessHostTime(525_000, "test")
+	if p.Step.DataNS != 500_000 || p.Step.OtherNS != 25_000 || p.Profiler.HostShare != 0.5 || p.Profiler.RemovedNS != 525_000 || p.Profiler.EventNS != 0 {
+		t.Errorf("data %d, other %d, profiler %+v", p.Step.DataNS, p.Step.OtherNS, p.Profiler)
+	}
+	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	text := strings.Join(NewResult(p, "fake GPU", true, 10, nil).Notes, "\n")
+	if !strings.Contains(text, "the profiler's own cost is taken out of the replayed host phases: 50 % of each") {
+		t.Errorf("notes %q", text)
+	}
+
+	l, _ := buildPlan(t, launchBoundTimeline(t, false))
+	lb := *l.Step.Launches
+	other := l.Step.OtherNS
+	host := int64(lb.Kernels)*(lb.IntervalNS-lb.KernelNS) + other + l.Step.DataNS
+	l.LessHostTime(host/4, "test")
+	got := l.Step.Launches
+	if want := lb.IntervalNS - (lb.IntervalNS-lb.KernelNS)/4; got.IntervalNS < want-1 || got.IntervalNS > want+1 || l.Step.OtherNS < other*3/4-1 || l.Step.OtherNS > other*3/4+1 {
+		t.Errorf("a quarter: interval %d → %d, other %d → %d", lb.IntervalNS, got.IntervalNS, other, l.Step.OtherNS)
+	}
+
+	all := tiny(BatchesMain)
+	all.LessHostTime(10_000_000, "test")
+	if all.Step.DataNS != 0 || all.Step.OtherNS != 0 || all.Profiler.RemovedNS != 1_050_000 || all.Profiler.HostShare != 1 {
+		t.Errorf("more than the phases: data %d, other %d, profiler %+v", all.Step.DataNS, all.Step.OtherNS, all.Profiler)
+	}
+}

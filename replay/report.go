@@ -234,6 +234,11 @@ const ProfilerEventNS = 1_000
 // phases, and fixes that remove host time are measured against a longer
 // step than the unprofiled loop's.
 func profilerNote(p *Plan) string {
+	if pr := p.Profiler; pr != nil && pr.HostShare > 0 {
+		return fmt.Sprintf("the profiler's own cost is taken out of the replayed host phases: %s of each (data, other host work, launch intervals above their kernels), "+
+			"%s of the trace's %s step (%s); the observed step and every variant stand for the loop without the profiler",
+			units.Pct(pr.HostShare), units.Dur(pr.RemovedNS), units.Dur(p.ObservedStepMeanNS), pr.Source)
+	}
 	if pr := p.Profiler; pr != nil {
 		return fmt.Sprintf("the profiler's own cost is taken out of the replayed host phases: %d events a step in the data phase and %d where the GPU idles, "+
 			"at %s each (%s), %s of the trace's %s step; the observed step and every variant stand for the loop without the profiler",

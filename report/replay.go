@@ -46,7 +46,11 @@ func planLine(r *replay.Result) string {
 	if st.Sync {
 		parts = append(parts, "a sync each step")
 	}
-	if pr := r.Profiler; pr != nil {
+	switch pr := r.Profiler; {
+	case pr != nil && pr.HostShare > 0:
+		parts = append(parts, fmt.Sprintf("the profiler's own cost taken out: %s a step (%s of each host phase, %s)",
+			units.Dur(pr.RemovedNS), units.Pct(pr.HostShare), pr.Source))
+	case pr != nil:
 		parts = append(parts, fmt.Sprintf("the profiler's own cost taken out: %s a step (%d events at %s, %s)",
 			units.Dur(pr.RemovedNS), pr.DataEvents+pr.IdleEvents, units.Dur(pr.EventNS), pr.Source))
 	}

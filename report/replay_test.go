@@ -123,4 +123,19 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 			t.Errorf("%s lacks %q:\n%s", f, want, b.String())
 		}
 	}
+	// Spread over the host phases by their length (--unprofiled-step
+	// where the trace records too few events): the share, not a cost per
+	// event.
+	p.Profiler = &replay.Profiler{Source: "from --unprofiled-step 6.60 ms", RemovedNS: 2_400_000, HostShare: 0.3, UnprofiledStepNS: 6_600_000}
+	r = replay.NewResult(p, "", false, 0, nil)
+	for _, f := range []Format{Text, Markdown, HTML} {
+		var b bytes.Buffer
+		if err := Render(&b, f, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		out := strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
+		if want := "the profiler's own cost taken out: 2.40 ms a step (30 % of each host phase, from --unprofiled-step 6.60 ms)"; !strings.Contains(out, want) || strings.Contains(out, "events at") {
+			t.Errorf("%s lacks %q:\n%s", f, want, b.String())
+		}
+	}
 }

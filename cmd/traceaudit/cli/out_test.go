@@ -315,20 +315,22 @@ func TestReplayProfilerCost(t *testing.T) {
 
 // TestReplayUnprofiledStep: --unprofiled-step takes the trace's mean step
 // less the given step out of the host phases, spread over the events
-// recorded there, on an nsys export as on a Chrome trace; a step that is
-// not shorter, or a difference too large a share per event to be the
-// profiler's, leaves the plan as it is and says why; a negative step, or
-// one given with --profiler-cost, is a usage error.
+// recorded there, on an nsys export as on a Chrome trace, or over the
+// host phases by their length where that would be more per event than a
+// profiler costs; a step that is not shorter leaves the plan as it is and
+// says why; a negative step, or one given with --profiler-cost, is a
+// usage error.
 func TestReplayUnprofiledStep(t *testing.T) {
 	type doc struct {
 		MeanNS   int64 `json:"observed_step_ns_mean"`
 		Profiler *struct {
-			EventNS          int64  `json:"event_ns"`
-			Source           string `json:"source"`
-			DataEvents       int    `json:"data_events"`
-			IdleEvents       int    `json:"idle_events"`
-			RemovedNS        int64  `json:"removed_ns"`
-			UnprofiledStepNS int64  `json:"unprofiled_step_ns"`
+			EventNS          int64   `json:"event_ns"`
+			Source           string  `json:"source"`
+			DataEvents       int     `json:"data_events"`
+			IdleEvents       int     `json:"idle_events"`
+			RemovedNS        int64   `json:"removed_ns"`
+			UnprofiledStepNS int64   `json:"unprofiled_step_ns"`
+			HostShare        float64 `json:"host_share"`
 		} `json:"profiler"`
 	}
 	replayJSON := func(args ...string) (doc, string) {
@@ -359,10 +361,14 @@ func TestReplayUnprofiledStep(t *testing.T) {
 		if longer.Profiler != nil || !strings.Contains(errOut, "is not shorter than the trace's mean step") {
 			t.Errorf("%s: a longer step: profiler %+v, %q", trace, longer.Profiler, errOut)
 		}
+		// 25 µs an event is more than a profiler costs: the difference is
+		// spread over the host phases by their length instead.
 		if far := plain.MeanNS - (MaxEventNS+5_000)*n; far > 0 {
-			d, errOut := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", far), trace)
-			if d.Profiler != nil || !strings.Contains(errOut, "more than a profiler costs") {
-				t.Errorf("%s: 25 µs an event: profiler %+v, %q", trace, d.Profiler, errOut)
+			d, _ := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", far), trace)
+			pr := d.Profiler
+			if pr == nil || pr.EventNS != 0 || pr.HostShare <= 0 || pr.HostShare > 1 || pr.UnprofiledStepNS != far ||
+				!strings.Contains(pr.Source, "more than a profiler costs") || pr.RemovedNS > plain.MeanNS-far {
+				t.Errorf("%s: 25 µs an event: profiler %+v", trace, pr)
 			}
 		}
 	}

@@ -26,11 +26,12 @@ type profilerCost struct {
 	step time.Duration
 }
 
-// MaxEventNS is the most that --unprofiled-step may attribute to each
+// MaxEventNS is the most that --unprofiled-step attributes to each
 // recorded event: more than any profiler was measured to cost (on the
 // calibration's H200: 0.75-1.55 µs per CPU operator and 3.1-6.2 µs per
 // CUDA runtime call under torch.profiler, up to 10.4 µs a launch under
-// nsys), so a larger difference is not the profiler's alone.
+// nsys), so a larger difference per event is the cost of what the trace
+// did not record, and is spread over the host phases instead.
 const MaxEventNS = 20_000
 
 // offline says the cost is known without measuring it here (a dry run
@@ -79,30 +80,32 @@ func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string,
 }
 
 // fromStep takes out of plan p the difference between the trace's mean
-// step and the unprofiled step the user measured (--unprofiled-step),
+// step and the unprofiled step the user measured (--unprofiled-step):
 // spread evenly over the events the trace recorded in the host phases that
-// LessProfiler shortens. Where there is nothing to spread it over, the
-// unprofiled step is not the shorter, or the difference comes to more per
-// event than a profiler costs, it says so on warn and takes nothing out.
+// LessProfiler shortens, or, where those are too few to carry it (more
+// than MaxEventNS each: an nsys export records no CPU operators),
+// over the host phases in proportion to their length (LessHostTime). A
+// step that is not the shorter takes nothing out and says so on warn.
 func (c *profilerCost) fromStep(p *replay.Plan, warn func(string)) {
 	given, trace, n := c.step.Nanoseconds(), p.ObservedStepMeanNS, int64(p.HostPhaseEvents())
 	flag := "--unprofiled-step " + units.Dur(given)
-	switch {
-	case n == 0:
-		warn(fmt.Sprintf("%s: the trace records no CPU operators or API calls in the host phases to take the profiler's cost from; the replay keeps the trace's host phases", flag))
-		return
-	case given >= trace:
+	if given >= trace {
 		warn(fmt.Sprintf("%s is not shorter than the trace's mean step (%s): no profiler's cost to take out; the replay keeps the trace's host phases", flag, units.Dur(trace)))
 		return
 	}
-	per := (trace - given) / n
-	if per > MaxEventNS {
-		warn(fmt.Sprintf("%s: the trace's mean step (%s) less it comes to %s for each of the %d events recorded in its host phases, more than a profiler costs (%s at most): the difference is not the profiler's alone (another machine or load?); the replay keeps the trace's host phases",
-			flag, units.Dur(trace), units.Dur(per), n, units.Dur(MaxEventNS)))
-		return
+	diff := trace - given
+	if n > 0 && diff/n <= MaxEventNS {
+		p.LessProfiler(diff/n, fmt.Sprintf("from %s: the trace's %s mean step less it, over the %d events recorded in its host phases", flag, units.Dur(trace), n))
+	} else {
+		why := "it records no CPU operators or API calls there"
+		if n > 0 {
+			why = fmt.Sprintf("its %d events there would carry %s each, more than a profiler costs (%s at most)", n, units.Dur(diff/n), units.Dur(MaxEventNS))
+		}
+		p.LessHostTime(diff, fmt.Sprintf("from %s: the trace's %s mean step less it, spread over its host phases by their length (%s)", flag, units.Dur(trace), why))
 	}
-	p.LessProfiler(per, fmt.Sprintf("from %s: the trace's %s mean step less it, over the %d events recorded in its host phases", flag, units.Dur(trace), n))
-	p.Profiler.UnprofiledStepNS = given
+	if p.Profiler != nil {
+		p.Profiler.UnprofiledStepNS = given
+	}
 }
 
 func durs(ns []int64) string {
