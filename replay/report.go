@@ -200,7 +200,11 @@ func hostPhaseWhy(r *Result) string {
 	if 20*absNS(best.got-best.want) <= r.ObservedStepMeanNS {
 		return ""
 	}
-	why := fmt.Sprintf("its %s phase took %s a step here against the trace's %s", best.name, units.Dur(best.got), units.Dur(best.want))
+	ref := "the trace's"
+	if r.Profiler != nil {
+		ref = "the trace's, less the profiler's cost,"
+	}
+	why := fmt.Sprintf("its %s phase took %s a step here against %s %s", best.name, units.Dur(best.got), ref, units.Dur(best.want))
 	if best.name == "data" && best.got > best.want && r.Box != nil && r.Box.BuildNS > 0 {
 		where := ""
 		if st.Munmaps > 0 {

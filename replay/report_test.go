@@ -116,6 +116,17 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 		t.Errorf("notes lack %q:\n%s", want, all)
 	}
 
+	// With the profiler's cost taken out, the phase it is compared with
+	// is the trace's less that cost, and the note says so.
+	lp := tiny(BatchesMain)
+	lp.events = phaseEvents{total: 600, data: 500, idle: 20}
+	lp.LessProfiler(1000, "test")
+	measured(lp, map[string][2]int64{Observed: {2_000_000, 2_000_000}})
+	lp.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_100_000, PhaseOther: 30_000}
+	if all := strings.Join(NewResult(lp, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "its data phase took 1.10 ms a step here against the trace's, less the profiler's cost, 500 µs") {
+		t.Errorf("less the profiler: notes\n%s", all)
+	}
+
 	// The other host work ran long; within 5 % of the step, nothing named.
 	for _, c := range []struct {
 		other int64
