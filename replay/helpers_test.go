@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/testaudit"
@@ -17,3 +18,11 @@ func planOf(t *testing.T, path string) *Plan {
 
 // auditOf reads and analyzes a trace.
 var auditOf = testaudit.File
+
+// wantNote fails t unless r's notes, one per line, contain want.
+func wantNote(t *testing.T, r *Result, want string) {
+	t.Helper()
+	if all := strings.Join(r.Notes, "\n"); !strings.Contains(all, want) {
+		t.Errorf("notes lack %q:\n%s", want, all)
+	}
+}

@@ -108,13 +108,9 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	p.Step.Munmaps, p.Step.DataNS = 1, 1_000_000
 	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
 	p.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_550_000, PhaseOther: 60_000, PhaseCopy: 150_000}
-	r := NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20, BuildNS: 1_400_000})
-	all := strings.Join(r.Notes, "\n")
-	want := "the observed step replays at 1.30 of the trace's mean step (+30 %): its data phase took 1.55 ms a step here against the trace's 1.00 ms " +
-		"(building one batch here as the traced loop does, into fresh pages, memory traffic only, takes 1.40 ms"
-	if !strings.Contains(all, want) {
-		t.Errorf("notes lack %q:\n%s", want, all)
-	}
+	wantNote(t, NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20, BuildNS: 1_400_000}),
+		"the observed step replays at 1.30 of the trace's mean step (+30 %): its data phase took 1.55 ms a step here against the trace's 1.00 ms "+
+			"(building one batch here as the traced loop does, into fresh pages, memory traffic only, takes 1.40 ms")
 
 	// With the profiler's cost taken out, the phase it is compared with
 	// is the trace's less that cost, and the note says so.
@@ -123,9 +119,7 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	lp.LessProfiler(1000, "test")
 	measured(lp, map[string][2]int64{Observed: {2_000_000, 2_000_000}})
 	lp.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_100_000, PhaseOther: 30_000}
-	if all := strings.Join(NewResult(lp, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "its data phase took 1.10 ms a step here against the trace's, less the profiler's cost, 500 µs") {
-		t.Errorf("less the profiler: notes\n%s", all)
-	}
+	wantNote(t, NewResult(lp, "fake GPU", true, 10, &Box{}), "its data phase took 1.10 ms a step here against the trace's, less the profiler's cost, 500 µs")
 
 	// The other host work ran long; within 5 % of the step, nothing named.
 	for _, c := range []struct {
