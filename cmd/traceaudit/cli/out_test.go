@@ -372,8 +372,15 @@ func TestReplayUnprofiledStep(t *testing.T) {
 			}
 		}
 	}
+	// A rate, as a progress bar shows it, is the step it stands for.
 	trace := "fixtures/c0_cpu_straggler.nsys.sqlite"
-	for _, args := range [][]string{{"--unprofiled-step", "-5ms"}, {"--unprofiled-step", "5ms", "--profiler-cost", "1us"}, {"--unprofiled-step", "fast"}} {
+	for _, rate := range []string{"12.5it/s", "12.5/s"} {
+		if d, _ := replayJSON("--unprofiled-step", rate, trace); d.Profiler == nil || d.Profiler.UnprofiledStepNS != 80_000_000 {
+			t.Errorf("--unprofiled-step %s: profiler %+v, want the step of 80 ms", rate, d.Profiler)
+		}
+	}
+	for _, args := range [][]string{{"--unprofiled-step", "-5ms"}, {"--unprofiled-step", "5ms", "--profiler-cost", "1us"}, {"--unprofiled-step", "fast"},
+		{"--unprofiled-step", "0it/s"}, {"--unprofiled-step", "-3/s"}, {"--unprofiled-step", "x/s"}} {
 		if _, errOut, code := run(t, append(append([]string{"replay", "--dry-run"}, args...), trace)...); code != 2 || !strings.Contains(errOut, "unprofiled-step") {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}

@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,6 +108,38 @@ func (c *profilerCost) fromStep(p *replay.Plan, warn func(string)) {
 	if p.Profiler != nil {
 		p.Profiler.UnprofiledStepNS = given
 	}
+}
+
+// stepFlag is --unprofiled-step's value: a duration ("37ms"), or a rate of
+// steps ("27it/s", "27/s": the iterations a second that a progress bar
+// shows), which it turns into the mean step it stands for.
+type stepFlag struct{ d *time.Duration }
+
+func (f stepFlag) String() string {
+	if f.d == nil || *f.d == 0 {
+		return ""
+	}
+	return f.d.String()
+}
+
+func (f stepFlag) Type() string { return "duration|rate" }
+
+func (f stepFlag) Set(s string) error {
+	if rate, ok := strings.CutSuffix(s, "/s"); ok {
+		rate = strings.TrimSuffix(rate, "it")
+		r, err := strconv.ParseFloat(rate, 64)
+		if err != nil || !(r > 0) || math.IsInf(r, 0) {
+			return fmt.Errorf("want a rate of steps such as 27it/s")
+		}
+		*f.d = time.Duration(float64(time.Second) / r)
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 37ms or a rate such as 27it/s")
+	}
+	*f.d = d
+	return nil
 }
 
 func durs(ns []int64) string {

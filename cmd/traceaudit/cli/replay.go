@@ -126,7 +126,7 @@ everything on exit and on Ctrl-C.`,
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and a replay plot to this folder")
 	fl.StringVar(&opts.profiler.mode, "profiler-cost", "auto", "take the profiler's own cost out of the replayed host phases: auto (for a PyTorch profiler trace, measure torch.profiler's cost per event here with --python), off, or a duration per recorded event")
 	fl.StringVar(&opts.profiler.python, "python", "python3", "the Python with PyTorch that --profiler-cost auto measures with")
-	fl.DurationVar(&opts.profiler.step, "unprofiled-step", 0, "the loop's mean step without the profiler, as your logs measure it (1 / iterations per second): the trace's mean step less it is taken out of the replayed host phases, spread over the events recorded there (instead of --profiler-cost)")
+	fl.Var(stepFlag{&opts.profiler.step}, "unprofiled-step", "the loop's mean step without the profiler, as your logs measure it: a duration (37ms) or a rate (27it/s); the trace's mean step less it is taken out of the replayed host phases (instead of --profiler-cost)")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
 	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
