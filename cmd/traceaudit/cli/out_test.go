@@ -380,7 +380,7 @@ func TestReplayUnprofiledStep(t *testing.T) {
 		}
 	}
 	for _, args := range [][]string{{"--unprofiled-step", "-5ms"}, {"--unprofiled-step", "5ms", "--profiler-cost", "1us"}, {"--unprofiled-step", "fast"},
-		{"--unprofiled-step", "0it/s"}, {"--unprofiled-step", "-3/s"}, {"--unprofiled-step", "x/s"}} {
+		{"--unprofiled-step", "0it/s"}, {"--unprofiled-step", "-3/s"}, {"--unprofiled-step", "x/s"}, {"--unprofiled-step", "1e12it/s"}} {
 		if _, errOut, code := run(t, append(append([]string{"replay", "--dry-run"}, args...), trace)...); code != 2 || !strings.Contains(errOut, "unprofiled-step") {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}

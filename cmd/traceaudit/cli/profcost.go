@@ -131,7 +131,9 @@ func (f stepFlag) Set(s string) error {
 		if err != nil || !(r > 0) || math.IsInf(r, 0) {
 			return fmt.Errorf("want a rate of steps such as 27it/s")
 		}
-		*f.d = time.Duration(float64(time.Second) / r)
+		if *f.d = time.Duration(float64(time.Second) / r); *f.d <= 0 {
+			return fmt.Errorf("%s is faster than a step a nanosecond", s)
+		}
 		return nil
 	}
 	d, err := time.ParseDuration(s)

@@ -152,8 +152,8 @@ func replayRun(opts *ReplayOptions) error {
 	if err := p.Select(opts.Variants); err != nil {
 		return usagef("--variants: %v", err)
 	}
-	// A dry run takes out a cost given as a duration; measuring one needs
-	// the GPU box.
+	// A dry run takes out a cost given as a duration or by the unprofiled
+	// step; measuring one needs the GPU box.
 	if !opts.DryRun || opts.profiler.offline() {
 		warn := func(s string) { fmt.Fprintf(opts.IO.Err, "traceaudit: %s\n", s) }
 		status := func(s string) {
