@@ -273,27 +273,25 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 // zero; a difference larger than the phases takes them all.
 func (p *Plan) LessHostTime(ns int64, source string) {
 	st := &p.Step
-	var launch int64
+	var kernels, above int64 // launches, and each interval's host time above its kernel
 	if l := st.Launches; l != nil {
-		launch = int64(l.Kernels) * max(l.IntervalNS-l.KernelNS, 0)
+		kernels, above = int64(l.Kernels), max(l.IntervalNS-l.KernelNS, 0)
 	}
-	host := st.DataNS + st.OtherNS + launch
+	host := st.DataNS + st.OtherNS + kernels*above
 	if ns <= 0 || host <= 0 {
 		return
 	}
 	f := min(float64(ns)/float64(host), 1)
 	cut := func(v int64) int64 { return int64(float64(v) * f) }
-	data, other := cut(st.DataNS), cut(st.OtherNS)
+	data, other, per := cut(st.DataNS), cut(st.OtherNS), cut(above)
 	st.DataNS -= data
 	st.OtherNS -= other
-	var took int64
-	if l := st.Launches; l != nil && l.Kernels > 0 {
-		l2 := *l
-		per := cut(max(l2.IntervalNS-l2.KernelNS, 0))
-		l2.IntervalNS -= per
-		st.Launches = &l2
-		took = per * int64(l2.Kernels)
+	if per > 0 {
+		l := *st.Launches
+		l.IntervalNS -= per
+		st.Launches = &l
 	}
+	took := per * kernels
 	p.Profiler = &Profiler{Source: source, DataEvents: p.events.data, IdleEvents: p.HostPhaseEvents() - p.events.data,
 		RemovedNS: data + other + took, HostShare: f}
 }
