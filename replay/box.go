@@ -38,44 +38,52 @@ type Box struct {
 	KernelNS int64 `json:"kernel_ns,omitempty"`
 	// KernelFloorNS is one empty kernel's GPU time here, back to back in
 	// the same graph, in ns: what any kernel costs on this GPU at the
-	// least, taken out of each replayed kernel's spin (the trace's
-	// kernel duration already holds it).
+	// least. All of it but KernelGapNS is taken out of each replayed
+	// kernel's spin (the trace's kernel duration already holds it).
 	KernelFloorNS int64 `json:"kernel_floor_ns,omitempty"`
+	// KernelGapNS is the part of KernelFloorNS taken as the GPU's gap
+	// between kernels in a graph, which no kernel duration holds
+	// (GraphGapShare of it), in ns: KernelNS is about the trace's kernel
+	// duration plus it.
+	KernelGapNS int64 `json:"kernel_gap_ns,omitempty"`
 }
+
+// kernelBusy is a replayed launch-bound kernel's time as a profiler would
+// show it: back to back, less the gap between kernels.
+func (box *Box) kernelBusy() int64 { return max(box.KernelNS-box.KernelGapNS, 0) }
 
 // kernelNote says when the shortest kernels this replay launches take
 // longer here than the trace's launch-bound kernels did, and what that
 // does to the cuda-graph variant.
 func kernelNote(box *Box, l *Launches) string {
-	if box == nil || l == nil || box.KernelNS <= 0 || l.KernelNS <= 0 || float64(box.KernelNS) <= (1+BoxTolerance)*float64(l.KernelNS) {
+	if box == nil || l == nil || box.KernelNS <= 0 || l.KernelNS <= 0 || float64(box.kernelBusy()) <= (1+BoxTolerance)*float64(l.KernelNS) {
 		return ""
 	}
-	x := float64(box.KernelNS) / float64(l.KernelNS)
+	busy := box.kernelBusy()
+	x := float64(busy) / float64(l.KernelNS)
 	why := ""
-	if box.KernelFloorNS >= l.KernelNS {
-		why = fmt.Sprintf(" (an empty kernel takes %s here: the trace's kernels are shorter than any kernel this GPU runs back to back)", units.Dur(box.KernelFloorNS))
+	if floor := box.KernelFloorNS - box.KernelGapNS; box.KernelFloorNS > 0 && floor >= l.KernelNS {
+		why = fmt.Sprintf(" (an empty kernel takes %s here: the trace's kernels are shorter than any kernel this GPU runs)", units.Dur(floor))
 	}
-	return fmt.Sprintf("each replayed launch-bound kernel takes %s here back to back in a CUDA graph, %.1fx the %s of the trace's %d kernels%s: "+
+	return fmt.Sprintf("each replayed launch-bound kernel takes %s here (back to back in a CUDA graph, less the gap between kernels), %.1fx the %s of the trace's %d kernels%s: "+
 		"the launch phase's GPU time replays %.1fx the trace's, and a cuda-graph step bound by its kernels replays slower than a graph of the real kernels would run",
-		units.Dur(box.KernelNS), x, units.Dur(l.KernelNS), l.Kernels, why, x)
+		units.Dur(busy), x, units.Dur(l.KernelNS), l.Kernels, why, x)
 }
 
 // graphNote says, where a variant captured the launch-bound kernels into a
-// CUDA graph, what the replay of that graph cannot match: each replayed
-// kernel takes back to back about the trace's kernel duration (its spin
-// less the GPU's empty-kernel floor), but a real graph also leaves the
-// GPU's gap between its kernels, which a trace of kernels launched one by
-// one cannot show (calibration run 2, an H200: PyTorch's graph of 800
-// kernels of 935 ns ran 1.20 µs a kernel).
+// CUDA graph, what each replayed kernel takes there and what of it is a
+// model: the GPU's gap between graph kernels, which a trace of kernels
+// launched one by one cannot show, taken as GraphGapShare of this GPU's
+// empty-kernel floor.
 func graphNote(box *Box, l *Launches, vs []Variant) string {
 	if box == nil || l == nil || box.KernelNS <= 0 || box.KernelFloorNS <= 0 || !slices.ContainsFunc(vs, func(v Variant) bool { return v.Plan.CUDAGraph }) {
 		return ""
 	}
-	return fmt.Sprintf("cuda-graph: each of the %d replayed kernels takes %s back to back here (it spins for the trace's %s less this GPU's "+
-		"empty-kernel floor of %s); a real graph of the traced kernels also leaves the GPU's gap between kernels, which a trace of "+
-		"kernels launched one by one cannot show, so where the kernels bound the step the replayed graph may run shorter than the real one "+
-		"(calibrated on an H200: PyTorch's graph of 800 elementwise kernels of 935 ns in the trace ran 1.2 µs a kernel, its replay 0.81-0.84 of that in every run)",
-		l.Kernels, units.Dur(box.KernelNS), units.Dur(l.KernelNS), units.Dur(box.KernelFloorNS))
+	return fmt.Sprintf("cuda-graph: each of the %d replayed kernels takes %s back to back here: the trace's %s plus the GPU's gap between "+
+		"kernels in a graph, which a trace of kernels launched one by one cannot show, taken as %s (%.0f %% of the %s an empty kernel takes "+
+		"back to back in a graph here: the share measured on an H200, where PyTorch's graph of 800 elementwise kernels of 928 ns ran 1.20 µs "+
+		"a kernel); where the kernels bound the step, the cuda-graph step is as right as that gap",
+		l.Kernels, units.Dur(box.KernelNS), units.Dur(l.KernelNS), units.Dur(box.KernelGapNS), 100*GraphGapShare, units.Dur(box.KernelFloorNS))
 }
 
 // BoxReps is how many times each kind of copy is timed.

@@ -105,7 +105,7 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 			box = &Box{}
 		}
 		box.BuildNS, box.UnmapNS, box.KernelNS = max(r.buildNS, 0), max(r.unmapNS, 0), r.kernelGPU.Nanoseconds()
-		box.KernelFloorNS = r.kernelFloor.Nanoseconds()
+		box.KernelFloorNS, box.KernelGapNS = r.kernelFloor.Nanoseconds(), r.kernelGap.Nanoseconds()
 	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0

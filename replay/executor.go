@@ -31,6 +31,11 @@ type Executor interface {
 	// (a launch-bound kernel no longer than this GPU's kernel floor), a
 	// negative d nothing.
 	Compute(s Stream, d time.Duration) error
+	// ComputeEach queues n Compute(d) kernels on s one after another and
+	// calls between(i) on the host after the i-th is queued: the
+	// launch-bound kernels of a step, launched one by one at the pace
+	// between keeps, as cheaply as the executor can queue them.
+	ComputeEach(s Stream, d time.Duration, n int, between func(i int)) error
 	// Record records an event on s.
 	Record(s Stream) (Event, error)
 	// Wait makes s wait for e without blocking the host.

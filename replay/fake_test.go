@@ -146,6 +146,18 @@ func (f *Fake) Compute(s Stream, d time.Duration) error {
 	return f.log(Op{Kind: "compute", Stream: sid(s), Dur: d})
 }
 
+func (f *Fake) ComputeEach(s Stream, d time.Duration, n int, between func(i int)) error {
+	for i := range n {
+		if err := f.Compute(s, d); err != nil {
+			return err
+		}
+		if between != nil {
+			between(i)
+		}
+	}
+	return nil
+}
+
 // Record makes an event whose time is the modelled GPU time of all ops
 // logged so far on its stream.
 func (f *Fake) Record(s Stream) (Event, error) {

@@ -220,8 +220,8 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if box == nil || box.KernelNS != 5_000 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.Bytes != 0 || box.PageableGBps != 0 {
-		t.Fatalf("box %+v, want kernel 5000 ns, floor %v and no copies", box, kernelOverhead)
+	if box == nil || box.KernelNS != 5_800 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.KernelGapNS != 800 || box.Bytes != 0 || box.PageableGBps != 0 {
+		t.Fatalf("box %+v, want kernel 5800 ns, floor %v, gap 800 ns and no copies", box, kernelOverhead)
 	}
 	rep := NewResult(p, "fake", true, 2, box)
 	for _, n := range rep.Notes {
@@ -237,7 +237,8 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if box, err = Run(context.Background(), newFake(), g, Options{Steps: 2, Warmup: 1}); err != nil {
 		t.Fatal(err)
 	}
-	want := "cuda-graph: each of the 50 replayed kernels takes 5.00 µs back to back here (it spins for the trace's 5.00 µs less this GPU's empty-kernel floor of 2.00 µs)"
+	want := "cuda-graph: each of the 50 replayed kernels takes 5.80 µs back to back here: the trace's 5.00 µs plus the GPU's gap between " +
+		"kernels in a graph, which a trace of kernels launched one by one cannot show, taken as 800 ns (40 % of the 2.00 µs"
 	if rep := NewResult(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 		t.Errorf("notes %q lack %q", rep.Notes, want)
 	}
@@ -246,6 +247,12 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	}
 	if n := kernelNote(&Box{KernelNS: 5_500}, p.Step.Launches); n != "" {
 		t.Errorf("a kernel 10 %% above the trace's noted: %q", n)
+	}
+	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000, KernelGapNS: 800}, p.Step.Launches); !strings.Contains(n, "takes 6.20 µs here") {
+		t.Errorf("a kernel of 7 µs back to back, 0.8 of it the gap: note %q, want it at 6.2 µs", n)
+	}
+	if n := kernelNote(&Box{KernelNS: 5_800, KernelFloorNS: 2_000, KernelGapNS: 800}, p.Step.Launches); n != "" {
+		t.Errorf("a kernel of the trace's 5 µs plus the gap noted: %q", n)
 	}
 	q := tiny(BatchesMain)
 	q.Step.Copies[0].Bytes = MmapThreshold

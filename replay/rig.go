@@ -30,11 +30,13 @@ type rig struct {
 	otherBurn time.Duration
 	// kernelFloor is one empty kernel's GPU time here, back to back in a
 	// CUDA graph of the step's launch-bound kernels: what any kernel costs
-	// on this GPU at the least. kernelSpin is what each launch-bound kernel
-	// is asked to spin for: the trace's kernel duration less that floor (0:
-	// an empty kernel). kernelGPU is one such kernel's GPU time here, back
-	// to back (kernelBackToBack).
-	kernelFloor, kernelSpin, kernelGPU time.Duration
+	// on this GPU at the least. kernelGap is the part of it a profiler
+	// shows between kernels, not in their durations (GraphGapShare).
+	// kernelSpin is what each launch-bound kernel is asked to spin for:
+	// the trace's kernel duration less the rest of the floor (0: an empty
+	// kernel). kernelGPU is one such kernel's GPU time here, back to back
+	// (kernelBackToBack): the trace's duration plus the gap.
+	kernelFloor, kernelGap, kernelSpin, kernelGPU time.Duration
 	// hooks observe the host side in tests.
 	hooks struct {
 		// produce runs when producer worker has made a batch.
@@ -141,25 +143,29 @@ func (r *rig) calibrate() error {
 }
 
 // calibrateKernels measures the floor of a launch-bound kernel here and
-// sets what each one spins for: the trace's kernel duration less the
-// floor, so that a replayed kernel takes, back to back, about what the
-// trace's took, not that plus the spin kernel's own cost; a kernel no
-// longer than the floor replays as an empty one.
+// sets what each one spins for: the trace's kernel duration less the part
+// of the floor a profiler counts in a kernel's duration, so that a
+// replayed kernel takes, back to back in a graph, what the trace's would:
+// its duration plus the GPU's gap between graph kernels. A kernel no
+// longer than that part replays as an empty one.
 //
-// Why. A profiler's kernel duration already holds what any kernel costs
-// to start and finish; the spin kernel adds that cost again around the
-// time it spins. Calibration run 2 (an H200): an empty one-block spin
-// kernel took 0.69 µs back to back in a graph, Spin(935 ns) 1.62 µs, so
-// a graph of the trace's 800 kernels of 935 ns replayed at 1.30 ms where
-// PyTorch's own graph of them ran 0.96 ms (1.20 µs each), and the
-// observed step's GPU time replayed at 1.76x the trace's.
+// Why. A profiler's kernel duration holds part of what any kernel costs
+// to start and finish, and the spin kernel adds that part again around
+// the time it spins; the rest, the gap between kernels, is in no
+// duration. Calibration run 2 (an H200): an empty one-block spin kernel
+// took 0.69 µs back to back in a graph, Spin(935 ns) 1.62 µs, so a graph
+// of the trace's 800 kernels of 935 ns replayed at 1.30 ms where
+// PyTorch's own graph of them ran 0.96 ms (1.20 µs each). Taking the
+// whole floor out (runs 3 to 9) replayed that graph at 0.79-0.87 of the
+// real one: the gap was missing.
 func (r *rig) calibrateKernels(l *Launches) error {
 	floor, err := r.kernelBackToBack(l.Kernels, 0)
 	if err != nil {
 		return err
 	}
 	r.kernelFloor = floor
-	r.kernelSpin = max(time.Duration(l.KernelNS)-floor, 0)
+	r.kernelGap = time.Duration(GraphGapShare * float64(floor))
+	r.kernelSpin = max(time.Duration(l.KernelNS)-(floor-r.kernelGap), 0)
 	if r.kernelSpin == 0 {
 		r.kernelGPU = floor
 		return nil
@@ -167,6 +173,23 @@ func (r *rig) calibrateKernels(l *Launches) error {
 	r.kernelGPU, err = r.kernelBackToBack(l.Kernels, r.kernelSpin)
 	return err
 }
+
+// GraphGapShare is the share of an empty kernel's back-to-back time in a
+// CUDA graph that a profiler shows as the gap between kernels rather than
+// in their durations. Measured on the calibration's H200 (2026-12-01):
+// PyTorch's graph of 800 elementwise kernels that torch.profiler timed at
+// 928 ns ran 1.201 µs a kernel, 273 ns between kernels, where the empty
+// spin kernel ran 685 ns back to back (0.40). The same split predicts the
+// kernels queued on a stream without a graph: the spin kernel's own 412
+// ns leave 974 ns of stream gap in its 1.386 µs there, PyTorch's kernels
+// 992 ns in their 1.92 µs. Other GPUs are taken to split their floor the
+// same way.
+const GraphGapShare = 0.40
+
+// kernelBusy is one replayed launch-bound kernel's time as a profiler
+// would show it (back to back, less the gap between kernels): what it
+// counts for in the replayed GPU time.
+func (r *rig) kernelBusy() time.Duration { return max(r.kernelGPU-r.kernelGap, 0) }
 
 // kernelBackToBack is the GPU time of one of n kernels spinning for d (0:
 // empty kernels) launched back to back, as a CUDA graph of the step's

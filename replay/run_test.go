@@ -285,9 +285,11 @@ func TestCUDAGraphVariant(t *testing.T) {
 
 // TestKernelsTimedBackToBack: a launch-bound kernel's GPU time is its
 // share of a graph of the step's kernels, and each replayed step counts it
-// once per kernel. The fake's kernels cost what they spin plus 2 µs each:
-// an empty one 2 µs (the floor), so the trace's 5 µs kernels spin 3 µs and
-// take 5 µs, as in the trace, where a spin of the whole 5 µs took 7.
+// once per kernel, less the gap between kernels. The fake's kernels cost
+// what they spin plus 2 µs each: an empty one 2 µs (the floor), 0.8 µs of
+// it the gap (GraphGapShare), so the trace's 5 µs kernels spin 3.8 µs and
+// take 5.8 µs back to back, 5 µs as a profiler shows them, as in the
+// trace, where a spin of the whole 5 µs took 7.
 func TestKernelsTimedBackToBack(t *testing.T) {
 	p := launchPlan()
 	f := newFake()
@@ -295,9 +297,10 @@ func TestKernelsTimedBackToBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.kernelFloor != kernelOverhead || r.kernelSpin != 5*time.Microsecond-kernelOverhead || r.kernelGPU != 5*time.Microsecond {
-		t.Errorf("kernel floor %v, spin %v, GPU time %v; want %v, %v, 5µs", r.kernelFloor, r.kernelSpin, r.kernelGPU,
-			kernelOverhead, 5*time.Microsecond-kernelOverhead)
+	if r.kernelFloor != kernelOverhead || r.kernelGap != 800*time.Nanosecond || r.kernelSpin != 3800*time.Nanosecond ||
+		r.kernelGPU != 5800*time.Nanosecond || r.kernelBusy() != 5*time.Microsecond {
+		t.Errorf("kernel floor %v, gap %v, spin %v, GPU time %v, busy %v; want %v, 800ns, 3.8µs, 5.8µs, 5µs",
+			r.kernelFloor, r.kernelGap, r.kernelSpin, r.kernelGPU, r.kernelBusy(), kernelOverhead)
 	}
 	if f.Count("graph-destroy", nil) != 2 || f.LiveEvents() != 0 {
 		t.Errorf("the timing graphs were not destroyed (%d) or events leaked (%d)", f.Count("graph-destroy", nil), f.LiveEvents())
@@ -309,8 +312,8 @@ func TestKernelsTimedBackToBack(t *testing.T) {
 	}
 	rest := p.Step.ComputeNS - p.Step.LaunchComputeNS()
 	for _, g := range gpu {
-		if want := 50*r.kernelGPU.Nanoseconds() + rest; g != want {
-			t.Errorf("step GPU time %d ns, want 50 kernels of %v and %d ns of other compute", g, r.kernelGPU, rest)
+		if want := 50*5_000 + rest; g != want {
+			t.Errorf("step GPU time %d ns, want 50 kernels of 5µs and %d ns of other compute", g, rest)
 		}
 	}
 	spins := map[time.Duration]int{}
@@ -324,14 +327,15 @@ func TestKernelsTimedBackToBack(t *testing.T) {
 	}
 }
 
-// TestKernelsUnderTheFloor: kernels no longer than the GPU's floor (the
-// fake's 2 µs) replay as empty kernels, observed and in the graph; the
-// rig times only the empty graph, and the report says the trace's kernels
-// are shorter than any kernel runs here.
+// TestKernelsUnderTheFloor: kernels no longer than the part of the GPU's
+// floor a profiler counts in a kernel (the fake's 2 µs less the 0.8 µs
+// gap) replay as empty kernels, observed and in the graph; the rig times
+// only the empty graph, and the report says the trace's kernels are
+// shorter than any kernel runs here.
 func TestKernelsUnderTheFloor(t *testing.T) {
 	p := launchPlan()
-	p.Step.Launches.KernelNS = 1_500
-	p.Step.ComputeNS = 50*1_500 + 100_000
+	p.Step.Launches.KernelNS = 900
+	p.Step.ComputeNS = 50*900 + 100_000
 	f := newFake()
 	r, err := newRig(f, p)
 	if err != nil {
@@ -359,7 +363,7 @@ func TestKernelsUnderTheFloor(t *testing.T) {
 		t.Errorf("%d empty kernels launched, want 3 steps × 50", empty)
 	}
 	rep := NewResult(q, "fake", true, 2, box)
-	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "an empty kernel takes 2.00 µs here") }) {
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "an empty kernel takes 1.20 µs here") }) {
 		t.Errorf("notes %q do not say the trace's kernels are under the floor", rep.Notes)
 	}
 }

@@ -158,7 +158,7 @@ func (l *loop) step(k int) (stepWork, error) {
 		if err := l.launchPhase(lb); err != nil {
 			return w, err
 		}
-		w.extra += time.Duration(lb.Kernels) * r.kernelGPU
+		w.extra += time.Duration(lb.Kernels) * r.kernelBusy()
 	}
 	if rest := st.ComputeNS - st.LaunchComputeNS(); rest > 0 {
 		t, err := l.gpuOp(r.compute, func() error { return ex.Compute(r.compute, time.Duration(rest)) })
@@ -203,15 +203,10 @@ func (l *loop) launchPhase(lb *Launches) error {
 	if l.graph != nil {
 		return r.ex.LaunchGraph(r.compute, l.graph)
 	}
-	t0 := time.Now()
-	d, every := r.kernelSpin, time.Duration(lb.IntervalNS)
-	for i := range lb.Kernels {
-		if err := r.ex.Compute(r.compute, d); err != nil {
-			return err
-		}
+	t0, every := time.Now(), time.Duration(lb.IntervalNS)
+	return r.ex.ComputeEach(r.compute, r.kernelSpin, lb.Kernels, func(i int) {
 		burnUntil(t0.Add(time.Duration(i+1) * every))
-	}
-	return nil
+	})
 }
 
 func hasSide(st *Step) bool {

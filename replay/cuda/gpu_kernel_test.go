@@ -6,7 +6,9 @@ package cuda
 
 import (
 	"errors"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 )
@@ -257,4 +259,71 @@ func TestGPUDo(t *testing.T) {
 		t.Error("a panic in fn was not reported")
 	}
 	must(t, c.Do(func() error { return c.Free(p) }))
+}
+
+// TestGPUSpinEach queues kernels with SpinEach: between runs after each
+// launch, in order, every kernel runs its whole spin (their GPU time
+// between events is at least the sum, less a clock tick each), and a
+// launch that fails stops the loop with the kernel's name.
+func TestGPUSpinEach(t *testing.T) {
+	c := gpu(t)
+	must(t, c.PrepareSpin())
+	s, err := c.NewStream(StreamNonBlocking)
+	must(t, err)
+	start, err := c.NewEvent()
+	must(t, err)
+	end, err := c.NewEvent()
+	must(t, err)
+	const n, d = 200, 10 * time.Microsecond
+	var calls []int
+	must(t, c.Spin(s, 300*time.Microsecond))
+	must(t, start.Record(s))
+	must(t, c.SpinEach(s, d, n, func(i int) { calls = append(calls, i) }))
+	must(t, end.Record(s))
+	must(t, end.Synchronize())
+	el, err := c.Elapsed(start, end)
+	must(t, err)
+	if el < n*(d-time.Microsecond) {
+		t.Errorf("%d kernels of %v ran in %v", n, d, el)
+	}
+	if len(calls) != n || calls[0] != 0 || calls[n-1] != n-1 || !slices.IsSorted(calls) {
+		t.Errorf("between called %d times (%v...), want 0 to %d in order", len(calls), calls[:min(len(calls), 5)], n-1)
+	}
+	calls = calls[:0]
+	must(t, c.SpinEach(s, d, 0, func(i int) { calls = append(calls, i) }))
+	if len(calls) != 0 {
+		t.Errorf("SpinEach of 0 kernels called between %d times", len(calls))
+	}
+	m, err := c.LoadPTX(fillPTX)
+	must(t, err)
+	f, err := m.Function("fill")
+	must(t, err)
+	// A block of 2048 threads is over every GPU's limit: the first launch fails.
+	err = c.LaunchEach(f, Dim3{X: 1}, Dim3{X: 2048}, 0, s, 3, func(i int) { calls = append(calls, i) }, DevicePtr(0), uint32(0), uint32(0), float32(0), uint64(0))
+	if err == nil || !strings.Contains(err.Error(), "launching fill") || len(calls) != 0 {
+		t.Errorf("an impossible launch: err %v, between called %d times", err, len(calls))
+	}
+	must(t, m.Unload())
+}
+
+// BenchmarkGPULaunch is the host time of one spin kernel's launch: each
+// with Spin (the context made current every time) and with SpinEach (made
+// current once), on a stream of its own, empty kernels, one block.
+func BenchmarkGPULaunch(b *testing.B) {
+	c := gpu(b)
+	must(b, c.PrepareSpin())
+	s, err := c.NewStream(StreamNonBlocking)
+	must(b, err)
+	b.Run("Spin", func(b *testing.B) {
+		for b.Loop() {
+			if err := c.Spin(s, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		must(b, s.Synchronize())
+	})
+	b.Run("SpinEach", func(b *testing.B) {
+		must(b, c.SpinEach(s, 0, b.N, nil))
+		must(b, s.Synchronize())
+	})
 }

@@ -30,7 +30,7 @@ var anchor struct {
 
 // gpu returns a fresh Context on device 0, closed when the test ends, or
 // skips the test where there is no driver or no device.
-func gpu(t *testing.T) *Context {
+func gpu(t testing.TB) *Context {
 	t.Helper()
 	d, err := Open()
 	if errors.Is(err, ErrNoCUDA) || errors.Is(err, ErrNoDevice) {
@@ -56,7 +56,7 @@ func gpu(t *testing.T) *Context {
 }
 
 // must fails the test at once on an error.
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

@@ -108,6 +108,17 @@ func (f *Function) Name() string { return f.name }
 // .f32). Go's int and uint are refused, since their size is ambiguous to
 // the reader. The values are copied by the driver during the call.
 func (c *Context) Launch(f *Function, grid, block Dim3, sharedMem uint32, s *Stream, args ...any) error {
+	return c.LaunchEach(f, grid, block, sharedMem, s, 1, nil, args...)
+}
+
+// LaunchEach queues kernel f on stream s n times, as Launch does, from one
+// OS thread with the context made current once, and calls between(i)
+// after the i-th launch is queued (nil: nothing), on that thread: a
+// caller's pacing between launches, as a launch-bound loop's host work
+// between its kernels (host work only: a driver call there would pay the
+// context switch that LaunchEach saves). It stops at the first failed
+// launch.
+func (c *Context) LaunchEach(f *Function, grid, block Dim3, sharedMem uint32, s *Stream, n int, between func(i int), args ...any) error {
 	if c.closed.Load() {
 		return ErrClosed
 	}
@@ -132,8 +143,17 @@ func (c *Context) Launch(f *Function, grid, block Dim3, sharedMem uint32, s *Str
 	}
 	g, b := grid.norm(), block.norm()
 	err = c.run(func() error {
-		return c.d.check("cuLaunchKernel", c.d.cuLaunchKernel(f.h, g.X, g.Y, g.Z, b.X, b.Y, b.Z,
-			sharedMem, sh, unsafe.Pointer(&params[0]), nil))
+		for i := range n {
+			err := c.d.check("cuLaunchKernel", c.d.cuLaunchKernel(f.h, g.X, g.Y, g.Z, b.X, b.Y, b.Z,
+				sharedMem, sh, unsafe.Pointer(&params[0]), nil))
+			if err != nil {
+				return err
+			}
+			if between != nil {
+				between(i)
+			}
+		}
+		return nil
 	})
 	runtime.KeepAlive(slots)
 	runtime.KeepAlive(params)

@@ -125,6 +125,15 @@ func (e *Executor) Compute(s replay.Stream, d time.Duration) error {
 	return e.ctx.Spin(stream(s), d)
 }
 
+// ComputeEach implements replay.Executor with cuda.Context.SpinEach: the
+// kernels come from one thread with the context made current once.
+func (e *Executor) ComputeEach(s replay.Stream, d time.Duration, n int, between func(i int)) error {
+	if d < 0 {
+		return nil
+	}
+	return e.ctx.SpinEach(stream(s), d, n, between)
+}
+
 // Record implements replay.Executor.
 func (e *Executor) Record(s replay.Stream) (replay.Event, error) {
 	ev, err := e.ctx.NewEvent()
