@@ -62,8 +62,10 @@ type Launches struct {
 	Kernels int `json:"kernels"`
 	// KernelNS is each kernel's duration (their mean).
 	KernelNS int64 `json:"kernel_ns"`
-	// IntervalNS is the host's time per launch in the trace: the median
-	// time from one launch call's start to the next one's.
+	// IntervalNS is the host's time per launch in the trace: the mean
+	// time from one launch call's start to the next one's, over intervals
+	// up to 10 times their median (launchbound's LaunchIntervalMeanNS;
+	// the median where a finding lacks it).
 	IntervalNS int64 `json:"interval_ns"`
 }
 
@@ -388,6 +390,11 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	if f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo); f != nil {
 		if d, ok := launchbound.DetailOf(f); ok && d.KernelsPerStep > 0 {
 			l := &Launches{Kernels: d.KernelsPerStep, KernelNS: d.KernelNSPerStep / int64(d.KernelsPerStep), IntervalNS: d.LaunchIntervalNS}
+			if d.LaunchIntervalMeanNS > 0 {
+				// The launches' whole pace: their slow tail is host time
+				// of the launch phase, which a CUDA graph removes too.
+				l.IntervalNS = d.LaunchIntervalMeanNS
+			}
 			l.KernelNS = min(max(l.KernelNS, 1), st.ComputeNS/int64(l.Kernels))
 			l.IntervalNS = max(l.IntervalNS, l.KernelNS)
 			st.Launches = l

@@ -221,6 +221,43 @@ func TestLaunchBoundPlansCUDAGraph(t *testing.T) {
 	}
 }
 
+// TestLaunchPaceIsTheMean: launches mostly 20 µs apart, every fourth 30
+// µs, are paced at their mean (22.46 µs: 150 of 20 µs and 49 of 30 µs a
+// step; the gaps between steps, over 10 times the median, left out), not
+// at the median, so that the slow ones stay in the launch phase, which a
+// CUDA graph removes, rather than in other host work.
+func TestLaunchPaceIsTheMean(t *testing.T) {
+	const us, ms = tt.Us, tt.Ms
+	b := tt.New()
+	h := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	for i := range 4 {
+		t0 := int64(i) * 10 * ms
+		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
+		c := t0
+		for k := range 200 {
+			b.Launch(h, s, "tiny", c, c+2*us, c+2*us, c+7*us)
+			c += 20 * us
+			if k%4 == 3 {
+				c += 10 * us
+			}
+		}
+		b.API(h, "cudaDeviceSynchronize", c, c+500*us)
+	}
+	p, r := buildPlan(t, b.Build(t))
+	f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo)
+	if f == nil {
+		t.Fatal("no launch-bound finding")
+	}
+	d, _ := launchbound.DetailOf(f)
+	if d.LaunchIntervalNS != 20*us || d.LaunchIntervalMeanNS != (150*20+49*30)*us/199 {
+		t.Errorf("intervals: median %d, mean %d; want 20 µs and %d", d.LaunchIntervalNS, d.LaunchIntervalMeanNS, (150*20+49*30)*us/199)
+	}
+	if l := p.Step.Launches; l == nil || l.IntervalNS != d.LaunchIntervalMeanNS {
+		t.Errorf("launches %+v, want paced at the mean %d", l, d.LaunchIntervalMeanNS)
+	}
+}
+
 func TestPinningOnTheMainThread(t *testing.T) {
 	p, _ := buildPlan(t, launchBoundTimeline(t, true))
 	if p.Step.PinNS != 500*tt.Us {
