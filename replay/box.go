@@ -31,18 +31,6 @@ type Box struct {
 	// unmapped). Both best of 2, in ns.
 	BuildNS int64 `json:"build_ns,omitempty"`
 	UnmapNS int64 `json:"unmap_ns,omitempty"`
-	// PageableCPUMinGBps and PageableCPUMaxGBps are the slowest and the
-	// fastest pageable bandwidth of the plan's copies from one CPU, where
-	// the replay timed them from each CPU it may run on (CPUsTimed of
-	// them, median of BoxReps runs each) to choose MainCPU, the CPU its
-	// main thread then ran on: the one whose copies ran closest to the
-	// trace's pageable bandwidth (place.go). Absent where it did not place
-	// (no pageable bandwidth in the trace, one CPU, or a system that
-	// refuses a thread's affinity).
-	PageableCPUMinGBps float64 `json:"pageable_gbps_cpu_min,omitempty"`
-	PageableCPUMaxGBps float64 `json:"pageable_gbps_cpu_max,omitempty"`
-	CPUsTimed          int     `json:"cpus_timed,omitempty"`
-	MainCPU            *int    `json:"main_cpu,omitempty"`
 	// KernelNS is one replayed launch-bound kernel's GPU time here, back
 	// to back in a CUDA graph of the step's kernels, in ns: what each of
 	// them counts for in the replayed GPU time, beside the trace's
@@ -109,7 +97,15 @@ const BoxTolerance = 0.20
 // pinned memory on the compute stream. It returns nil when the plan copies
 // nothing to the device.
 func (r *rig) measureBox() (*Box, error) {
-	idx, biggest, total := r.htodCopies()
+	var idx []int
+	var biggest, total int64
+	for i, c := range r.p.Step.Copies {
+		if c.Dir == timeline.CopyHtoD {
+			idx = append(idx, i)
+			biggest = max(biggest, c.Bytes)
+			total += c.Bytes
+		}
+	}
 	if len(idx) == 0 {
 		return nil, nil
 	}
@@ -122,75 +118,53 @@ func (r *rig) measureBox() (*Box, error) {
 	pageable := make([]byte, biggest)
 	fill(pageable, 1)
 	fill(pinned, 2)
+	rate := func(src []byte, isPinned bool) (float64, error) {
+		var runs []int64
+		for range BoxReps {
+			var el time.Duration
+			for _, i := range idx {
+				n := r.p.Step.Copies[i].Bytes
+				t, err := ex.Record(r.compute)
+				if err != nil {
+					return 0, err
+				}
+				errCopy := ex.CopyHtoD(r.compute, r.dev[0][i], src[:n], isPinned)
+				u, errRec := ex.Record(r.compute)
+				if errCopy == nil && errRec == nil {
+					errCopy = ex.Sync(r.compute)
+				}
+				if errCopy == nil && errRec == nil {
+					var d time.Duration
+					d, errCopy = ex.Elapsed(t, u)
+					el += d
+				}
+				ex.Release(t)
+				if errRec == nil {
+					ex.Release(u)
+				}
+				if errCopy != nil {
+					return 0, errCopy
+				}
+				if errRec != nil {
+					return 0, errRec
+				}
+			}
+			runs = append(runs, el.Nanoseconds())
+		}
+		m := median(runs)
+		if m <= 0 {
+			return 0, fmt.Errorf("copies of %d bytes took no measurable time", total)
+		}
+		return float64(total) / float64(m), nil
+	}
 	b := &Box{Bytes: total}
-	if b.PageableGBps, err = r.copyRate(idx, pageable, false, BoxReps); err != nil {
+	if b.PageableGBps, err = rate(pageable, false); err != nil {
 		return nil, err
 	}
-	if b.PinnedGBps, err = r.copyRate(idx, pinned, true, BoxReps); err != nil {
+	if b.PinnedGBps, err = rate(pinned, true); err != nil {
 		return nil, err
 	}
 	return b, nil
-}
-
-// htodCopies are the indexes of the plan's host-to-device copies, the
-// largest one's size and their total, in bytes.
-func (r *rig) htodCopies() (idx []int, biggest, total int64) {
-	for i, c := range r.p.Step.Copies {
-		if c.Dir == timeline.CopyHtoD {
-			idx = append(idx, i)
-			biggest = max(biggest, c.Bytes)
-			total += c.Bytes
-		}
-	}
-	return idx, biggest, total
-}
-
-// copyRate is the bandwidth of the plan's host-to-device copies idx from
-// src (pinned or pageable) on the compute stream, in GB/s: their bytes over
-// their GPU time (CUDA events), median of reps runs.
-func (r *rig) copyRate(idx []int, src []byte, isPinned bool, reps int) (float64, error) {
-	ex := r.ex
-	var runs []int64
-	var total int64
-	for rep := range reps {
-		var el time.Duration
-		for _, i := range idx {
-			n := r.p.Step.Copies[i].Bytes
-			if rep == 0 {
-				total += n
-			}
-			t, err := ex.Record(r.compute)
-			if err != nil {
-				return 0, err
-			}
-			errCopy := ex.CopyHtoD(r.compute, r.dev[0][i], src[:n], isPinned)
-			u, errRec := ex.Record(r.compute)
-			if errCopy == nil && errRec == nil {
-				errCopy = ex.Sync(r.compute)
-			}
-			if errCopy == nil && errRec == nil {
-				var d time.Duration
-				d, errCopy = ex.Elapsed(t, u)
-				el += d
-			}
-			ex.Release(t)
-			if errRec == nil {
-				ex.Release(u)
-			}
-			if errCopy != nil {
-				return 0, errCopy
-			}
-			if errRec != nil {
-				return 0, errRec
-			}
-		}
-		runs = append(runs, el.Nanoseconds())
-	}
-	m := median(runs)
-	if m <= 0 {
-		return 0, fmt.Errorf("copies of %d bytes took no measurable time", total)
-	}
-	return float64(total) / float64(m), nil
 }
 
 // bandwidthNotes compares the box's bandwidth with the trace's for each
@@ -201,11 +175,6 @@ func bandwidthNotes(box *Box, tr TraceGBps) []string {
 		return nil
 	}
 	var out []string
-	if box.MainCPU != nil && box.PageableCPUMinGBps > 0 && box.PageableCPUMaxGBps > (1+BoxTolerance/2)*box.PageableCPUMinGBps {
-		out = append(out, fmt.Sprintf("pageable copies of this plan run at %.1f-%.1f GB/s on this machine depending on the CPU that copies "+
-			"(%d CPUs timed): the replay ran its main thread on CPU %d, whose copies ran closest to the trace's %.1f GB/s (%.1f GB/s)",
-			box.PageableCPUMinGBps, box.PageableCPUMaxGBps, box.CPUsTimed, *box.MainCPU, tr.Pageable, box.PageableGBps))
-	}
 	for _, k := range []struct {
 		kind       string
 		here, then float64

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 )
@@ -93,27 +92,14 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	if need > free/2 {
 		return nil, fmt.Errorf("%w: %d MB needed, %d MB free", ErrTooBig, need>>20, free>>20)
 	}
-	// The main loop runs on one OS thread, placed where the trace's
-	// pageable copies ran (place.go).
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	r, err := openRig(ex, p)
+	r, err := newRig(ex, p)
 	if err != nil {
-		return nil, err
-	}
-	rates, restore, err := r.place()
-	if err != nil {
-		return nil, fmt.Errorf("timing pageable copies from each CPU: %w", err)
-	}
-	defer restore()
-	if err := r.calibrate(); err != nil {
 		return nil, err
 	}
 	box, err := r.measureBox()
 	if err != nil {
 		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)
 	}
-	placeInBox(box, rates, p.TraceGBps.Pageable)
 	if r.kernelGPU > 0 || r.buildNS > 0 {
 		if box == nil {
 			box = &Box{}

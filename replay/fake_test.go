@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Bandwidths of the model, in bytes per nanosecond (GB/s).
@@ -34,9 +32,6 @@ type Fake struct {
 	closed  bool
 	// Err, when set, is returned by the next call of the named kind.
 	FailOn string
-	// PageableByCPU, when set, is the pageable copy bandwidth (GB/s) of a
-	// calling thread that may run on one CPU only, by that CPU.
-	PageableByCPU map[int]float64
 }
 
 type buffer struct{ n int64 }
@@ -137,25 +132,7 @@ func (f *Fake) CopyHtoD(s Stream, dst DeviceBuffer, src []byte, pinned bool) err
 	if int64(len(src)) > dst.Size() {
 		return fmt.Errorf("fake: copy of %d bytes into a %d-byte buffer", len(src), dst.Size())
 	}
-	d := copyDur(int64(len(src)), pinned)
-	if bw, ok := f.PageableByCPU[threadCPU()]; ok && !pinned {
-		d = time.Duration(float64(len(src)) / bw)
-	}
-	return f.log(Op{Kind: "htod", Stream: sid(s), Bytes: int64(len(src)), Pinned: pinned, Dur: d})
-}
-
-// threadCPU is the one CPU the calling thread may run on, or -1.
-func threadCPU() int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() != 1 {
-		return -1
-	}
-	for cpu := range len(set) * 64 {
-		if set.IsSet(cpu) {
-			return cpu
-		}
-	}
-	return -1
+	return f.log(Op{Kind: "htod", Stream: sid(s), Bytes: int64(len(src)), Pinned: pinned, Dur: copyDur(int64(len(src)), pinned)})
 }
 
 func (f *Fake) CopyDtoH(s Stream, dst []byte, src DeviceBuffer, pinned bool) error {

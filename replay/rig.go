@@ -58,20 +58,7 @@ type rig struct {
 	}
 }
 
-// newRig opens a rig and calibrates it (openRig, calibrate).
 func newRig(ex Executor, p *Plan) (*rig, error) {
-	r, err := openRig(ex, p)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.calibrate(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// openRig makes the rig's streams and device buffers.
-func openRig(ex Executor, p *Plan) (*rig, error) {
 	r := &rig{ex: ex, p: p}
 	var err error
 	if r.compute, err = ex.NewStream(); err != nil {
@@ -88,6 +75,9 @@ func openRig(ex Executor, p *Plan) (*rig, error) {
 			}
 			r.dev[slot] = append(r.dev[slot], b)
 		}
+	}
+	if err := r.calibrate(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
