@@ -159,6 +159,12 @@ func TestVariantLinks(t *testing.T) {
 // launched every 20 µs, then a pinning operator, a pinned copy of 8 MiB
 // and a synchronisation that drains the queue.
 func launchBoundTimeline(t *testing.T, pin bool) *timeline.Timeline {
+	return launchTimeline(t, pin, func(int) int64 { return 20 * tt.Us })
+}
+
+// launchTimeline is launchBoundTimeline with launch k+1 made every(k)
+// after launch k (its call lasting that long, its kernel after it).
+func launchTimeline(t *testing.T, pin bool, every func(k int) int64) *timeline.Timeline {
 	const us, ms = tt.Us, tt.Ms
 	b := tt.New()
 	h := b.Thread(1, 1, "python")
@@ -172,11 +178,13 @@ func launchBoundTimeline(t *testing.T, pin bool) *timeline.Timeline {
 			b.Memcpy(h, s, tt.Pinned(8<<20), at+500*us, at+520*us, at+520*us, at+670*us)
 			at += 700 * us
 		}
+		c := at
 		for k := range 200 {
-			c := at + int64(k)*20*us
-			b.Launch(h, s, "tiny", c, c+20*us, c+20*us, c+25*us)
+			d := every(k)
+			b.Launch(h, s, "tiny", c, c+d, c+d, c+d+5*us)
+			c += d
 		}
-		end := at + 200*20*us + 5*us
+		end := c + 5*us
 		b.API(h, "cudaDeviceSynchronize", end, end+500*us)
 	}
 	return b.Build(t)
@@ -227,24 +235,13 @@ func TestLaunchBoundPlansCUDAGraph(t *testing.T) {
 // at the median, so that the slow ones stay in the launch phase, which a
 // CUDA graph removes, rather than in other host work.
 func TestLaunchPaceIsTheMean(t *testing.T) {
-	const us, ms = tt.Us, tt.Ms
-	b := tt.New()
-	h := b.Thread(1, 1, "python")
-	s := b.Stream(0, 7)
-	for i := range 4 {
-		t0 := int64(i) * 10 * ms
-		b.Range(h, fmt.Sprintf("ProfilerStep#%d", i), t0, t0+10*ms)
-		c := t0
-		for k := range 200 {
-			b.Launch(h, s, "tiny", c, c+2*us, c+2*us, c+7*us)
-			c += 20 * us
-			if k%4 == 3 {
-				c += 10 * us
-			}
+	const us = tt.Us
+	p, r := buildPlan(t, launchTimeline(t, false, func(k int) int64 {
+		if k%4 == 3 {
+			return 30 * us
 		}
-		b.API(h, "cudaDeviceSynchronize", c, c+500*us)
-	}
-	p, r := buildPlan(t, b.Build(t))
+		return 20 * us
+	}))
 	f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo)
 	if f == nil {
 		t.Fatal("no launch-bound finding")

@@ -42,12 +42,7 @@ func TestGPUGraph(t *testing.T) {
 	if err := g.Destroy(); err == nil {
 		t.Error("double Destroy of a graph succeeded")
 	}
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	run := func(graph bool) (host, dev time.Duration) {
 		must(t, c.Spin(s, 300*time.Microsecond)) // hide the host's queueing time
 		must(t, start.Record(s))
@@ -129,12 +124,7 @@ func TestGPUShortKernelsBackToBack(t *testing.T) {
 		t.Skip("the driver lacks CUDA graphs")
 	}
 	must(t, c.PrepareSpin())
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	const n = 400
 	for _, d := range []time.Duration{0, time.Microsecond, 5 * time.Microsecond} {
 		var got [2]time.Duration

@@ -268,12 +268,7 @@ func TestGPUDo(t *testing.T) {
 func TestGPUSpinEach(t *testing.T) {
 	c := gpu(t)
 	must(t, c.PrepareSpin())
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	const n, d = 200, 10 * time.Microsecond
 	var calls []int
 	must(t, c.Spin(s, 300*time.Microsecond))

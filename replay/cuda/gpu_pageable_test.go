@@ -25,12 +25,7 @@ func TestGPUPageableSources(t *testing.T) {
 	const n = 96 * mib
 	dev, err := c.Alloc(n)
 	must(t, err)
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	thp, _ := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
 	t.Logf("transparent huge pages: %s", strings.TrimSpace(string(thp)))
 	mapped := func(huge bool) []byte {
@@ -89,12 +84,7 @@ func TestGPUPageableByCPU(t *testing.T) {
 	const n = 96 * mib
 	dev, err := c.Alloc(n)
 	must(t, err)
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	src := make([]byte, n)
 	for i := range src {
 		src[i] = byte(i)

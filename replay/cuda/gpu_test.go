@@ -55,6 +55,19 @@ func gpu(t testing.TB) *Context {
 	return c
 }
 
+// timedStream makes a non-blocking stream and two events to time work on
+// it (released when c closes).
+func timedStream(t testing.TB, c *Context) (s *Stream, start, end *Event) {
+	t.Helper()
+	s, err := c.NewStream(StreamNonBlocking)
+	must(t, err)
+	start, err = c.NewEvent()
+	must(t, err)
+	end, err = c.NewEvent()
+	must(t, err)
+	return s, start, end
+}
+
 // must fails the test at once on an error.
 func must(t testing.TB, err error) {
 	t.Helper()
@@ -215,12 +228,7 @@ func TestGPUAsyncCopyBandwidth(t *testing.T) {
 	pinned, err := c.AllocHost(n)
 	must(t, err)
 	pageable := make([]byte, n)
-	s, err := c.NewStream(StreamNonBlocking)
-	must(t, err)
-	start, err := c.NewEvent()
-	must(t, err)
-	end, err := c.NewEvent()
-	must(t, err)
+	s, start, end := timedStream(t, c)
 	rate := map[string]float64{}
 	for _, host := range []string{"pinned", "pageable"} {
 		buf := pinned
