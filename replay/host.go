@@ -69,6 +69,11 @@ func fill(b []byte, seed byte) {
 // Measured on the calibration's H200 box, 64 MiB in one thread: torch's
 // fill_ then add_ took 7.3 ms on a reused tensor and 47.0 ms on a new one;
 // this build 8.8 ms into warm memory and about 48 ms into a fresh mapping.
+// With torch.set_num_threads(1), as the munmap pair runs, run 10 measured
+// 16.3 and 45.3 ms for torch, 8.8 and 54.6 ms for this build: the replay's
+// fresh pages cost it 1.6 times what they cost PyTorch, and its warm pass
+// is 1.9 times as fast as single-threaded PyTorch's, so reuse-buffers
+// overstates that pair's gain (README, calibration run 10).
 // The build it replaces wrote the samples into separate scratch memory and
 // copied them into dst in one move: 17.3 ms warm (the munmap pair's
 // reuse-buffers step replayed 1.65-1.80x the real fixed step, its data
