@@ -106,6 +106,7 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 		}
 		box.BuildNS, box.UnmapNS, box.KernelNS = max(r.buildNS, 0), max(r.unmapNS, 0), r.kernelGPU.Nanoseconds()
 		box.KernelFloorNS, box.KernelGapNS = r.kernelFloor.Nanoseconds(), r.kernelGap.Nanoseconds()
+		box.BuildWarmNS = r.buildWarmNS
 	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -370,5 +371,48 @@ func TestMoveChunkedCopiesAll(t *testing.T) {
 	moveChunked(dst, src)
 	if !bytes.Equal(dst, src) {
 		t.Fatal("moveChunked left bytes behind")
+	}
+}
+
+// TestReuseNoteSaysWhatTheGainRestsOn: a loop that builds its batches into
+// fresh pages has the same batch also timed into warm pages here, and with
+// the reuse-buffers variant the report says the variant's gain is that
+// difference, this machine's; a loop that reuses its pages is timed once,
+// and no note comes without the variant.
+func TestReuseNoteSaysWhatTheGainRestsOn(t *testing.T) {
+	p := tiny(BatchesMain)
+	p.Step.Copies[0].Bytes = MmapThreshold
+	if err := p.Select("reuse-buffers"); err != nil {
+		t.Fatal(err)
+	}
+	box, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if box.BuildNS <= 0 || box.BuildWarmNS <= 0 {
+		t.Fatalf("box %+v: want the fresh and the warm build timed", box)
+	}
+	rep := NewResult(p, "fake", true, 2, box)
+	want := fmt.Sprintf("reuse-buffers: a batch built here took %s into fresh pages and %s into reused ones", units.Dur(box.BuildNS), units.Dur(box.BuildWarmNS))
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+		t.Errorf("notes %q lack %q", rep.Notes, want)
+	}
+	q := tiny(BatchesMain)
+	q.Step.Copies[0].Bytes = MmapThreshold
+	if box, err = Run(context.Background(), newFake(), q, Options{Steps: 2, Warmup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if n := reuseNote(box, q.Variants); box.BuildWarmNS <= 0 || n != "" {
+		t.Errorf("observed only: warm build %d ns, note %q", box.BuildWarmNS, n)
+	}
+	w := tiny(BatchesMain)
+	if err := w.Select("reuse-buffers"); err != nil {
+		t.Fatal(err)
+	}
+	if box, err = Run(context.Background(), newFake(), w, Options{Steps: 2, Warmup: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if box.BuildWarmNS != 0 || reuseNote(box, w.Variants) != "" {
+		t.Errorf("a 1 MiB batch in warm pages: warm build %d ns timed again, or noted", box.BuildWarmNS)
 	}
 }

@@ -100,6 +100,9 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 		if n := graphNote(box, p.Step.Launches, p.Variants); n != "" {
 			r.Notes = append(r.Notes, n)
 		}
+		if n := reuseNote(box, p.Variants); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		if n := profilerNote(p); n != "" {
 			r.Notes = append(r.Notes, n)
 		}

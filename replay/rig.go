@@ -37,6 +37,9 @@ type rig struct {
 	// kernel). kernelGPU is one such kernel's GPU time here, back to back
 	// (kernelBackToBack): the trace's duration plus the gap.
 	kernelFloor, kernelGap, kernelSpin, kernelGPU time.Duration
+	// buildWarmNS is the batch built here into warm pages where the
+	// observed loop builds it into fresh ones (0 otherwise), best of 2.
+	buildWarmNS int64
 	// hooks observe the host side in tests.
 	hooks struct {
 		// produce runs when producer worker has made a batch.
@@ -116,6 +119,16 @@ func (r *rig) calibrate() error {
 			}
 			if r.unmapNS < 0 || u < r.unmapNS {
 				r.unmapNS = u
+			}
+			if mode == buildFresh {
+				// What reuse-buffers' data phase keeps of the build.
+				w, _, err := buildOnce(sizes, buildWarm, byte(rep))
+				if err != nil {
+					return err
+				}
+				if r.buildWarmNS == 0 || w < r.buildWarmNS {
+					r.buildWarmNS = w
+				}
 			}
 		}
 	}
