@@ -222,15 +222,16 @@ func (d *Driver) bindAll() error {
 // the context made current once, where PyTorch's eager loop of the
 // launch-bound pair spent 6.5-9.3 µs per operator in all.
 func (d *Driver) bindHot() error {
-	syms := map[string]uintptr{}
-	for _, n := range []string{"cuCtxSetCurrent", "cuLaunchKernel", "cuEventRecord", "cuStreamWaitEvent"} {
-		sym, err := purego.Dlsym(d.lib, n)
-		if err != nil || sym == 0 {
-			return fmt.Errorf("cuda: %s does not export %s: driver too old", LibraryName, n)
+	var set, launch, record, wait uintptr
+	for _, s := range []struct {
+		sym  *uintptr
+		name string
+	}{{&set, "cuCtxSetCurrent"}, {&launch, "cuLaunchKernel"}, {&record, "cuEventRecord"}, {&wait, "cuStreamWaitEvent"}} {
+		var err error
+		if *s.sym, _, err = d.lookup(s.name); err != nil {
+			return err
 		}
-		syms[n] = sym
 	}
-	set, launch, record, wait := syms["cuCtxSetCurrent"], syms["cuLaunchKernel"], syms["cuEventRecord"], syms["cuStreamWaitEvent"]
 	// A CUresult is a C enum (32 bits): the upper half of the register is
 	// not part of it.
 	d.cuCtxSetCurrent = func(ctx uintptr) int32 {
@@ -278,15 +279,25 @@ func (d *Driver) bindGraphs() {
 // bind looks up the first of names that the library exports and points
 // fptr (a pointer to a func variable) at it. It returns the name bound.
 func (d *Driver) bind(fptr any, names ...string) (string, error) {
+	sym, n, err := d.lookup(names...)
+	if err != nil {
+		return "", err
+	}
+	purego.RegisterFunc(fptr, sym)
+	return n, nil
+}
+
+// lookup is the address of the first of names that the library exports,
+// and that name.
+func (d *Driver) lookup(names ...string) (uintptr, string, error) {
 	for _, n := range names {
 		sym, err := purego.Dlsym(d.lib, n)
 		if err != nil || sym == 0 {
 			continue
 		}
-		purego.RegisterFunc(fptr, sym)
-		return n, nil
+		return sym, n, nil
 	}
-	return "", fmt.Errorf("cuda: %s does not export %s: driver too old", LibraryName, names[0])
+	return 0, "", fmt.Errorf("cuda: %s does not export %s: driver too old", LibraryName, names[0])
 }
 
 // Version is the driver's CUDA version as cuDriverGetVersion reports it:

@@ -179,8 +179,8 @@ func run(p *analyze.Pass) (any, error) {
 			intervals = append(intervals, d)
 		}
 	}
-	intervalMean := meanUpTo(intervals, IntervalTailX*median(intervals))
 	intervalMed := median(intervals)
+	intervalMean := meanUpTo(intervals, IntervalTailX*intervalMed)
 	other := ix.Buckets[index.Other]
 	var total int64
 	var gaps int
