@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,12 +35,11 @@ func burnUntil(end time.Time) {
 
 var sink atomic.Uint64
 
-// moveChunk is the largest single memmove of fill and build. Go's runtime
-// copies 1 MiB or more with non-temporal stores, which bypass the cache,
-// where PyTorch's elementwise CPU kernels write through it: on the H200
-// box of the calibration (a Xeon with 300 MiB of L3), writing a warm 64
-// MiB buffer took 7.0 ms in one copy and 3.4 ms in 256 KiB copies, as
-// long as torch's fill_ of it (3.4 ms).
+// moveChunk is the largest single memmove of fill. Go's runtime copies 1
+// MiB or more with non-temporal stores, which bypass the cache, where
+// PyTorch's elementwise CPU kernels write through it: on the H200 box of
+// the calibration (a Xeon with 300 MiB of L3), writing a warm 64 MiB
+// buffer took 7.0 ms in one copy and 3.4 ms in 256 KiB copies.
 const moveChunk = 256 << 10
 
 // fill writes every byte of b: on a fresh mapping this also faults its
@@ -61,36 +61,80 @@ func fill(b []byte, seed byte) {
 }
 
 // build does the memory traffic of making one batch buffer the way a
-// PyTorch data pipeline does: every byte of dst written (the samples, or
-// a new tensor filled; on a fresh mapping with its page faults), then one
-// pass that reads it all and writes it all again (collating, or an
-// elementwise op over the batch), in cache-sized moves.
+// PyTorch data pipeline does, with elementwise loops as its CPU kernels
+// run: every byte of dst written (the samples, or a new tensor filled; on
+// a fresh mapping with its page faults), then one pass that reads every
+// word and writes it back changed (collating, or an elementwise op over
+// the batch). Every byte ends as seed+5 for seeds below 251 (above, a
+// word's bytes carry into each other).
 //
-// Measured on the calibration's H200 box, 64 MiB in one thread: torch's
-// fill_ then add_ took 7.3 ms on a reused tensor and 47.0 ms on a new one;
-// this build 8.8 ms into warm memory and about 48 ms into a fresh mapping.
-// With torch.set_num_threads(1), as the munmap pair runs, run 10 measured
-// 16.3 and 45.3 ms for torch, 8.8 and 54.6 ms for this build: the replay's
-// fresh pages cost it 1.6 times what they cost PyTorch, and its warm pass
-// is 1.9 times as fast as single-threaded PyTorch's, so reuse-buffers
-// overstates that pair's gain (README, calibration run 10).
-// The build it replaces wrote the samples into separate scratch memory and
-// copied them into dst in one move: 17.3 ms warm (the munmap pair's
-// reuse-buffers step replayed 1.65-1.80x the real fixed step, its data
-// phase 14-15 ms against the real loop's 4-5 ms).
+// Measured on the calibration's H200 box, 64 MiB in one thread, the median
+// of 16 (this session's first call): torch's fill_ and add_ (one intra-op
+// thread) took 9.1 + 7.3 = 16.4 ms on a reused tensor and 31.5 + 7.6 =
+// 39.1 ms on a new one; these loops, one word a store, 8.1 + 10.6 = 18.7
+// and 26.7 + 10.1 = 36.8 ms. The build they replace wrote with memmove
+// (fill, then half of the buffer moved onto the other and back): 2.8 +
+// 5.0 = 7.7 ms warm and 35.3 + 10.2 = 45.5 ms fresh, so the fresh pages
+// cost it 37.8 ms over the warm build where they cost torch 22.7 ms, and
+// reuse-buffers replayed the munmap pair's fix at 1.33-1.49 of the real
+// speedup (calibration run 10). A likely reason, not measured: the
+// runtime's memmove writes whole lines with string stores that need not
+// read them first, where elementwise stores read each line before writing
+// it, which a warm buffer pays for and a page the kernel has just zeroed,
+// still in the cache, does not.
 func build(dst []byte, seed byte) {
-	fill(dst, seed)
-	h := len(dst) / 2
-	moveChunked(dst[h:], dst[:h])
-	moveChunked(dst[:h], dst[h:2*h])
+	head, w, tail := words(dst)
+	for i := range head {
+		head[i] = seed
+	}
+	fillWords(w, uint64(seed)*0x0101010101010101)
+	for i := range tail {
+		tail[i] = seed
+	}
+	for i := range head {
+		head[i] += 5
+	}
+	addWords(w, 0x0505050505050505)
+	for i := range tail {
+		tail[i] += 5
+	}
 }
 
-// moveChunked copies src into dst (the same length) in moves of at most
-// moveChunk bytes.
-func moveChunked(dst, src []byte) {
-	for off := 0; off < len(src); off += moveChunk {
-		end := min(off+moveChunk, len(src))
-		copy(dst[off:end], src[off:end])
+// words splits b into the bytes before its first 8-byte boundary, the
+// 8-byte words from there, and the bytes after the last whole word.
+func words(b []byte) (head []byte, w []uint64, tail []byte) {
+	off := int(-uintptr(unsafe.Pointer(unsafe.SliceData(b))) & 7)
+	if off >= len(b) || (len(b)-off)/8 == 0 {
+		return b, nil, nil
+	}
+	n := (len(b) - off) / 8
+	return b[:off], unsafe.Slice((*uint64)(unsafe.Pointer(&b[off])), n), b[off+8*n:]
+}
+
+// fillWords stores v into every word of w, four a loop.
+func fillWords(w []uint64, v uint64) {
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		s := w[i : i+4 : i+4]
+		s[0], s[1], s[2], s[3] = v, v, v, v
+	}
+	for ; i < len(w); i++ {
+		w[i] = v
+	}
+}
+
+// addWords adds d to every word of w, four a loop.
+func addWords(w []uint64, d uint64) {
+	i := 0
+	for ; i+4 <= len(w); i += 4 {
+		s := w[i : i+4 : i+4]
+		s[0] += d
+		s[1] += d
+		s[2] += d
+		s[3] += d
+	}
+	for ; i < len(w); i++ {
+		w[i] += d
 	}
 }
 

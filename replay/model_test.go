@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -9,6 +8,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -334,43 +334,50 @@ func TestPrefetchWorkersKeepUpWithThePace(t *testing.T) {
 	}
 }
 
-// TestBuildWritesThenRewritesEveryByte: build writes every byte of the
-// batch (its pages faulted in on a fresh mapping), then reads it all and
-// writes it all again, half onto half; the content says both passes ran
-// over the whole buffer, at lengths that are not a multiple of a page or
-// of moveChunk.
-func TestBuildWritesThenRewritesEveryByte(t *testing.T) {
-	for _, n := range []int{1, 4095, 4097, moveChunk + 1, 3*moveChunk + 12345, 5 << 20} {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = 0xAA
-		}
-		const seed = 7
-		build(b, seed)
-		h := n / 2
-		for i, v := range b {
-			want := seed + byte(i)
-			if i >= h && i < 2*h {
-				want = seed + byte(i-h)
-			}
-			if v != want {
-				t.Fatalf("%d bytes: byte %d is %#x, want %#x", n, i, v, want)
+// TestBuildWritesEveryByte: build leaves every byte of the batch at
+// seed+5 (written, then read and written again), whatever the buffer's
+// alignment and at lengths that are not a multiple of a word or a page.
+func TestBuildWritesEveryByte(t *testing.T) {
+	mem := make([]byte, 5<<20+64)
+	for _, off := range []int{0, 1, 3, 8} {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 4095, 4097, 3<<20 + 12345, 5 << 20} {
+			for _, seed := range []byte{7, 200} {
+				b := mem[off : off+n]
+				for i := range mem {
+					mem[i] = 0xAA
+				}
+				build(b, seed)
+				for i, v := range b {
+					if v != seed+5 {
+						t.Fatalf("offset %d, %d bytes, seed %d: byte %d is %#x, want %#x", off, n, seed, i, v, seed+5)
+					}
+				}
+				if off > 0 && mem[off-1] != 0xAA || mem[off+n] != 0xAA {
+					t.Fatalf("offset %d, %d bytes: build wrote outside the buffer", off, n)
+				}
 			}
 		}
 	}
 }
 
-// TestMoveChunkedCopiesAll: moveChunked copies every byte, across chunk
-// boundaries and a short last chunk.
-func TestMoveChunkedCopiesAll(t *testing.T) {
-	src := make([]byte, 2*moveChunk+17)
-	for i := range src {
-		src[i] = byte(i*7 + 3)
-	}
-	dst := make([]byte, len(src))
-	moveChunked(dst, src)
-	if !bytes.Equal(dst, src) {
-		t.Fatal("moveChunked left bytes behind")
+// TestWordsSplitsAtTheBoundaries: the head ends at the first 8-byte
+// boundary, the words are whole, the tail is what is left, and the three
+// cover the buffer in order.
+func TestWordsSplitsAtTheBoundaries(t *testing.T) {
+	mem := make([]uint64, 8) // 8-aligned
+	all := unsafe.Slice((*byte)(unsafe.Pointer(&mem[0])), 64)
+	for _, c := range []struct{ off, n, head, words, tail int }{
+		{0, 64, 0, 8, 0}, {1, 63, 7, 7, 0}, {3, 20, 5, 1, 7}, {5, 10, 10, 0, 0}, {2, 3, 3, 0, 0}, {8, 0, 0, 0, 0},
+	} {
+		b := all[c.off : c.off+c.n]
+		h, w, tl := words(b)
+		if len(h) != c.head || len(w) != c.words || len(tl) != c.tail {
+			t.Errorf("offset %d, %d bytes: head %d, words %d, tail %d; want %d, %d, %d", c.off, c.n, len(h), len(w), len(tl), c.head, c.words, c.tail)
+			continue
+		}
+		if len(w) > 0 && uintptr(unsafe.Pointer(&w[0])) != uintptr(unsafe.Pointer(&b[len(h)])) {
+			t.Errorf("offset %d: the words do not start after the head", c.off)
+		}
 	}
 }
 
