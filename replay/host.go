@@ -69,19 +69,20 @@ func fill(b []byte, seed byte) {
 // word's bytes carry into each other).
 //
 // Measured on the calibration's H200 box, 64 MiB in one thread, the median
-// of 16 (this session's first call): torch's fill_ and add_ (one intra-op
-// thread) took 9.1 + 7.3 = 16.4 ms on a reused tensor and 31.5 + 7.6 =
-// 39.1 ms on a new one; these loops, one word a store, 8.1 + 10.6 = 18.7
-// and 26.7 + 10.1 = 36.8 ms. The build they replace wrote with memmove
-// (fill, then half of the buffer moved onto the other and back): 2.8 +
-// 5.0 = 7.7 ms warm and 35.3 + 10.2 = 45.5 ms fresh, so the fresh pages
-// cost it 37.8 ms over the warm build where they cost torch 22.7 ms, and
-// reuse-buffers replayed the munmap pair's fix at 1.33-1.49 of the real
-// speedup (calibration run 10). A likely reason, not measured: the
-// runtime's memmove writes whole lines with string stores that need not
-// read them first, where elementwise stores read each line before writing
-// it, which a warm buffer pays for and a page the kernel has just zeroed,
-// still in the cache, does not.
+// of 16 (calibration run 11, call b): torch's fill_ and add_ (one intra-op
+// thread) took 11.0 + 8.7 = 19.7 ms on a reused tensor and 30.3 + 7.5 =
+// 37.8 ms on a new one; these loops (four word stores a loop) 7.7 + 8.0 =
+// 15.6 and 30.0 + 10.4 = 40.4 ms, so fresh pages cost them 24.8 ms over
+// warm ones against torch's 18.1. The build they replace wrote with
+// memmove (fill, then half of the buffer moved onto the other and back):
+// 2.8 + 4.7 = 7.5 ms warm and 30.1 + 9.7 = 39.8 ms fresh, 32.3 ms for the
+// fresh pages, and reuse-buffers replayed the munmap pair's fix at
+// 1.33-1.49 of the real speedup (run 10; 0.89 and 0.96 with these loops,
+// run 11). A likely reason, not measured: the runtime's memmove writes
+// whole lines with string stores that need not read them first, where
+// elementwise stores read each line before writing it, which a warm
+// buffer pays for and a page the kernel has just zeroed, still in the
+// cache, does not.
 func build(dst []byte, seed byte) {
 	head, w, tail := words(dst)
 	for i := range head {

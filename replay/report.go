@@ -177,9 +177,10 @@ func fidelityNotes(r *Result) []string {
 }
 
 // hostPhaseWhy names the host phase whose replayed time differs most from
-// the plan's, where it differs by more than 5 % of the trace's step: the
-// data phase (with pinning on the main thread), the other host work, or
-// a launch-bound step's launches; "" otherwise. A data phase that took
+// the plan's in the direction the step moved (longer where the step
+// replays long), where it differs by more than 5 % of the trace's step:
+// the data phase (with pinning on the main thread), the other host work,
+// or a launch-bound step's launches; "" otherwise. A data phase that took
 // longer also says what building one batch takes here.
 func hostPhaseWhy(r *Result) string {
 	if len(r.Variants) == 0 || r.Variants[0].PhasesNS == nil || r.ObservedStepMeanNS <= 0 {
@@ -194,8 +195,15 @@ func hostPhaseWhy(r *Result) string {
 	if l := st.Launches; l != nil {
 		cands = append(cands, phase{"launch", obs[PhaseLaunch], int64(l.Kernels) * l.IntervalNS})
 	}
+	longer := r.Fidelity != nil && r.Fidelity.Step > 1
+	if r.Profiler != nil && r.Fidelity != nil && r.Fidelity.StepLessProfiler > 0 {
+		longer = r.Fidelity.StepLessProfiler > 1
+	}
 	best := phase{}
 	for _, c := range cands {
+		if (c.got > c.want) != longer {
+			continue // a phase that moved against the step does not explain it
+		}
 		if absNS(c.got-c.want) > absNS(best.got-best.want) {
 			best = c
 		}
@@ -210,7 +218,7 @@ func hostPhaseWhy(r *Result) string {
 	why := fmt.Sprintf("its %s phase took %s a step here against %s %s", best.name, units.Dur(best.got), ref, units.Dur(best.want))
 	if best.name == "data" && best.got > best.want && r.Box != nil && r.Box.BuildNS > 0 {
 		where := ""
-		if st.Munmaps > 0 {
+		if buildMode(r.Variants[0].Plan, &st) != buildWarm {
 			where = ", into fresh pages"
 		}
 		why += fmt.Sprintf(" (building one batch here as the traced loop does%s, memory traffic only, takes %s: this machine's memory and page faults run at another speed than the trace's)",

@@ -138,6 +138,18 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 		}
 	}
 
+	// A step that replays long is not blamed on a phase that took less
+	// time than the trace's (the workers' pinned pair under nsys: its data
+	// phase 2.58 µs against 1.50 ms, the step long from its copies).
+	sh := tiny(BatchesMain)
+	sh.Step.DataNS = 1_000_000
+	measured(sh, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	sh.Variants[0].PhasesNS = map[string]int64{PhaseData: 3_000, PhaseOther: 60_000}
+	if all := strings.Join(NewResult(sh, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the host phases (data, other host work, munmap, pinning) took another time") ||
+		strings.Contains(all, "its data phase") {
+		t.Errorf("a shorter data phase named for a longer step: notes\n%s", all)
+	}
+
 	// A GPU that differs is the reason given, whatever the phases.
 	g := tiny(BatchesMain)
 	measured(g, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
