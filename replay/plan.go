@@ -174,6 +174,11 @@ type Plan struct {
 	// Profiler, when set, is the profiler's cost that LessProfiler took
 	// out of the host phases.
 	Profiler *Profiler `json:"profiler,omitempty"`
+	// GivenStepNS is the loop's mean step without the profiler as the user
+	// gave it (replay --unprofiled-step), whether or not a profiler's cost
+	// was taken out: a given step longer than the trace's says that the
+	// traced run ran faster than the loop that was timed (givenStepNote).
+	GivenStepNS int64 `json:"-"`
 	// events are the main thread's recorded host events per step in the
 	// host phases (hostEvents).
 	events phaseEvents

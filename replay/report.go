@@ -82,6 +82,9 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 	r := &Result{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
 		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Variants: p.Variants, Notes: []string{}}
+	if n := givenStepNote(p); n != "" {
+		r.Notes = append(r.Notes, n)
+	}
 	if measured {
 		r.Steps = steps
 		obs := p.Variants[0]
@@ -174,6 +177,24 @@ func fidelityNotes(r *Result) []string {
 		}
 	}
 	return out
+}
+
+// givenStepNote says when the unprofiled step the user gave is longer than
+// the trace's mean step by more than FidelityHigh: the traced run ran
+// faster than the loop that was timed, which a profiler cannot cause (it
+// only adds time), and the replay reproduces the traced run (calibration
+// run 11: the pinned and copy-stream pairs' traces ran at 0.50 to 0.83 of
+// the real before step, and their replayed fixed steps at 0.60 to 0.84 of
+// the real ones).
+func givenStepNote(p *Plan) string {
+	given, trace := p.GivenStepNS, p.ObservedStepMeanNS
+	if given <= 0 || trace <= 0 || float64(given) <= FidelityHigh*float64(trace) {
+		return ""
+	}
+	return fmt.Sprintf("the unprofiled step given (%s) is %.2fx the trace's mean step (%s): the traced run ran faster than the loop that was timed, "+
+		"which a profiler cannot cause (it only adds time); the replay reproduces the traced run, so the observed step and every variant stand for it, "+
+		"not for the loop that was timed: give the step of the run that was traced, or trace the run whose step was given",
+		units.Dur(given), float64(given)/float64(trace), units.Dur(trace))
 }
 
 // hostPhaseWhy names the host phase whose replayed time differs most from

@@ -1,8 +1,11 @@
 package replay
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // measured fills p's variants as a run would, from mean and median steps.
@@ -157,5 +160,28 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	g.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_600_000}
 	if all := strings.Join(NewResult(g, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the GPU time differs (above)") || strings.Contains(all, "its data phase") {
 		t.Errorf("GPU differs: notes\n%s", all)
+	}
+}
+
+// TestGivenStepNote: an unprofiled step given longer than the trace's mean
+// step by more than the fidelity band says that the traced run ran faster
+// than the timed loop, in a dry run as after a replay; a step within the
+// band, a shorter one, or none, says nothing.
+func TestGivenStepNote(t *testing.T) {
+	const want = "the unprofiled step given (%s) is %.2fx the trace's mean step (%s): the traced run ran faster than the loop that was timed"
+	for _, c := range []struct {
+		given int64
+		note  bool
+	}{{1_310_000, true}, {1_100_000, false}, {1_050_000, false}, {700_000, false}, {0, false}} {
+		p := tiny(BatchesMain)
+		p.ObservedStepMeanNS = 1_000_000
+		p.GivenStepNS = c.given
+		for _, measured := range []bool{false, true} {
+			all := strings.Join(NewResult(p, "fake GPU", measured, 10, &Box{}).Notes, "\n")
+			w := fmt.Sprintf(want, units.Dur(c.given), float64(c.given)/1e6, units.Dur(1_000_000))
+			if strings.Contains(all, w) != c.note || strings.Contains(all, "ran faster than the loop") != c.note {
+				t.Errorf("given %d, measured %v: notes\n%s", c.given, measured, all)
+			}
+		}
 	}
 }

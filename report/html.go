@@ -325,6 +325,12 @@ func replayHTML(r *replay.Result) htmlPage {
 		for _, v := range r.Variants {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
 		}
+		if len(r.Notes) > 0 {
+			pg.NotesTitle = "Notes"
+			for _, n := range r.Notes {
+				pg.Notes = append(pg.Notes, htmlNote{Text: n})
+			}
+		}
 	} else {
 		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
 		for _, v := range r.Variants {

@@ -153,6 +153,10 @@ func replayText(p *printer, r *replay.Result) {
 		for _, v := range r.Variants {
 			p.line("%-19s %-20s %9s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), setupText(v.Plan))
 		}
+		if len(r.Notes) > 0 {
+			p.line("")
+			textNotes(p, r.Notes)
+		}
 		return
 	}
 	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU mean", "setup")
@@ -168,13 +172,18 @@ func replayText(p *printer, r *replay.Result) {
 		p.line("fidelity of the observed replay: step %.2f (%s replayed / %s in the trace, means), median %.2f, GPU %.2f (%s / %s)",
 			f.Step, units.Dur(r.Variants[0].StepNSMean), units.Dur(r.ObservedStepMeanNS), f.StepMedian,
 			f.GPU, units.Dur(r.Variants[0].GPUNSMean), units.Dur(r.ObservedGPUNS))
-		for _, n := range notes(r) {
-			for i, l := range wrap(n, textWidth-4) {
-				if i == 0 {
-					p.line("  - %s", l)
-				} else {
-					p.line("    %s", l)
-				}
+		textNotes(p, notes(r))
+	}
+}
+
+// textNotes writes notes as an indented list, wrapped.
+func textNotes(p *printer, ns []string) {
+	for _, n := range ns {
+		for i, l := range wrap(n, textWidth-4) {
+			if i == 0 {
+				p.line("  - %s", l)
+			} else {
+				p.line("    %s", l)
 			}
 		}
 	}
@@ -208,6 +217,12 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 		p.line("|---|---|---|---:|")
 		for _, v := range r.Variants {
 			p.line("| `%s` | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
+		}
+		if len(r.Notes) > 0 {
+			p.line("")
+			for _, n := range r.Notes {
+				p.line("- %s", mdEscape(n))
+			}
 		}
 	} else {
 		p.line("| variant | fixes | step (mean) | measured speedup (means) | predicted | step (median) | GPU per step (mean) | setup |")

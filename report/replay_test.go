@@ -139,3 +139,30 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayDryRunNotes: a dry run's notes (an unprofiled step given far
+// longer than the trace's) appear in every renderer, and a dry run
+// without notes shows no notes section.
+func TestReplayDryRunNotes(t *testing.T) {
+	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
+		Step:     replay.Step{ComputeNS: 400_000, OtherNS: 500_000, Sync: true},
+		Variants: []replay.Variant{{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1}}}
+	for _, given := range []int64{0, 30_000_000} {
+		p.GivenStepNS = given
+		r := replay.NewResult(p, "", false, 0, nil)
+		for _, f := range []Format{Text, Markdown, HTML} {
+			var b bytes.Buffer
+			if err := Render(&b, f, r, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			out := html.UnescapeString(b.String())
+			got := strings.Contains(out, "the traced run ran") && strings.Contains(out, "1.43x the trace's mean step")
+			if got != (given > 0) {
+				t.Errorf("%v, given %d: note shown %v:\n%s", f, given, got, out)
+			}
+			if given == 0 && strings.Contains(out, "Notes") {
+				t.Errorf("%v: a dry run without notes has a notes section:\n%s", f, out)
+			}
+		}
+	}
+}

@@ -322,7 +322,8 @@ func TestReplayProfilerCost(t *testing.T) {
 // usage error.
 func TestReplayUnprofiledStep(t *testing.T) {
 	type doc struct {
-		MeanNS   int64 `json:"observed_step_ns_mean"`
+		MeanNS   int64    `json:"observed_step_ns_mean"`
+		Notes    []string `json:"notes"`
 		Profiler *struct {
 			EventNS          int64   `json:"event_ns"`
 			Source           string  `json:"source"`
@@ -358,8 +359,15 @@ func TestReplayUnprofiledStep(t *testing.T) {
 			t.Errorf("%s: %d events at %d ns, removed %d of 2 ms", trace, n, pr.EventNS, pr.RemovedNS)
 		}
 		longer, errOut := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", plain.MeanNS+1), trace)
-		if longer.Profiler != nil || !strings.Contains(errOut, "is not shorter than the trace's mean step") {
-			t.Errorf("%s: a longer step: profiler %+v, %q", trace, longer.Profiler, errOut)
+		if longer.Profiler != nil || !strings.Contains(errOut, "is not shorter than the trace's mean step") ||
+			strings.Contains(strings.Join(longer.Notes, "\n"), "ran faster than the loop") {
+			t.Errorf("%s: a longer step: profiler %+v, %q, notes %q", trace, longer.Profiler, errOut, longer.Notes)
+		}
+		// A step far longer than the trace's: the traced run ran faster
+		// than the loop that was timed, and the document says so.
+		far, _ := replayJSON("--unprofiled-step", fmt.Sprintf("%dns", plain.MeanNS*3/2), trace)
+		if far.Profiler != nil || !strings.Contains(strings.Join(far.Notes, "\n"), "is 1.50x the trace's mean step") {
+			t.Errorf("%s: a step 1.5x the trace's: profiler %+v, notes %q", trace, far.Profiler, far.Notes)
 		}
 		// 25 µs an event is more than a profiler costs: the difference is
 		// spread over the host phases by their length instead.

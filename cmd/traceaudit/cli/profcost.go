@@ -91,6 +91,7 @@ func (c *profilerCost) apply(ctx context.Context, p *replay.Plan, format string,
 func (c *profilerCost) fromStep(p *replay.Plan, warn func(string)) {
 	given, trace, n := c.step.Nanoseconds(), p.ObservedStepMeanNS, int64(p.HostPhaseEvents())
 	flag := "--unprofiled-step " + units.Dur(given)
+	p.GivenStepNS = given
 	if given >= trace {
 		warn(fmt.Sprintf("%s is not shorter than the trace's mean step (%s): no profiler's cost to take out; the replay keeps the trace's host phases", flag, units.Dur(trace)))
 		return
