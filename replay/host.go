@@ -77,8 +77,8 @@ func fill(b []byte, seed byte) {
 // memmove (fill, then half of the buffer moved onto the other and back):
 // 2.8 + 4.7 = 7.5 ms warm and 30.1 + 9.7 = 39.8 ms fresh, 32.3 ms for the
 // fresh pages, and reuse-buffers replayed the munmap pair's fix at
-// 1.33-1.49 of the real speedup (run 10; 0.89 and 0.96 with these loops,
-// run 11). A likely reason, not measured: the runtime's memmove writes
+// 1.33-1.49 of the real speedup (run 10; 0.83-0.97 with these loops in
+// run 11's four calls). A likely reason, not measured: the runtime's memmove writes
 // whole lines with string stores that need not read them first, where
 // elementwise stores read each line before writing it, which a warm
 // buffer pays for and a page the kernel has just zeroed, still in the
