@@ -92,7 +92,7 @@ fuzz-ci:
 # fixtures/capture/calibrate/calibrate.py --list` lists them), BIN= a
 # prebuilt traceaudit (default .device/traceaudit, from calibrate-bundle),
 # CAL_OUT= where table.md, results.json and calibrate.tar.gz go, CALFLAGS=
-# more flags (--tests .device runs the GPU test binaries first).
+# more flags (--tests .device/t runs the GPU test binaries first).
 PAIRS    ?=
 CAL_OUT  ?= calibrate-out
 CALFLAGS ?=
@@ -110,17 +110,21 @@ calibrate-smoke: build
 	  --out /tmp/traceaudit-calibrate-smoke --work /tmp/traceaudit-calibrate-smoke-work
 	@cat /tmp/traceaudit-calibrate-smoke/table.md
 
-# What travels to the GPU box (git-ignored .device/): the static binary, the
-# GPU test binaries of replay/cuda and replay/cudaexec, and the libdw1/libelf1
-# .deb files from .debs/ that nsys needs there. Prints the run command.
+# What travels to the GPU box (git-ignored .device/): the static binary
+# (gzipped: traceaudit.gz), the GPU test binaries of replay/cuda and
+# replay/cudaexec (t.tgz, unpacked into .device/t/ there), and the
+# libdw1/libelf1 .deb files from .debs/ that nsys needs there; the tree and
+# these stay under the device tool's 64 MiB. Prints the run commands.
 calibrate-bundle:
-	mkdir -p .device
+	rm -rf .device/t && mkdir -p .device/t
 	$(GO) build -trimpath -ldflags "$(LDFLAGS) -s" -o .device/traceaudit ./cmd/traceaudit
-	$(GO) test -c -ldflags=-s -o .device/replay-cuda.test ./replay/cuda
-	$(GO) test -c -ldflags=-s -o .device/replay-cudaexec.test ./replay/cudaexec
+	$(GO) test -c -ldflags=-s -o .device/t/replay-cuda.test ./replay/cuda
+	$(GO) test -c -ldflags=-s -o .device/t/replay-cudaexec.test ./replay/cudaexec
+	gzip -kf .device/traceaudit
+	tar czf .device/t.tgz -C .device t
 	@if ls .debs/*.deb >/dev/null 2>&1; then mkdir -p .device/debs && cp .debs/*.deb .device/debs/; \
 	else echo "calibrate-bundle: no .debs/*.deb: nsys will not run on the box (Chrome traces only)" >&2; fi
-	@du -sh .device
+	@du -ch .device/traceaudit.gz .device/t.tgz .device/debs | tail -1
 	@python3 $(CAL)/bundle_command.py
 
 clean:
