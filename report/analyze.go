@@ -98,6 +98,10 @@ func stepsSummary(s audit.Steps, esc func(string) string) string {
 		noun = "steady step"
 	}
 	out := fmt.Sprintf("%d %s, median %s, mean %s (steps from %s)", steady, noun, units.Dur(s.MedianNS), units.Dur(s.MeanNS), esc(s.Source))
+	if s.Source == "window" {
+		out += "; the trace marks no steps, so the window is judged as one step and figures \"per step\" are per window " +
+			"(to judge steps, mark them: torch.profiler with prof.step() each iteration, or an NVTX range around each iteration)"
+	}
 	if s.GPULag > 0 {
 		out += fmt.Sprintf("; the GPU runs %s of a step behind the host, so steps follow the GPU work each host step launched", units.Pct(s.GPULag))
 	}

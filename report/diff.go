@@ -17,8 +17,12 @@ func sideText(s compare.Side) string {
 	return fmt.Sprintf("%s %s (%s/step)", s.Severity, units.Pct(s.Share), units.Dur(s.WastedNS))
 }
 
-func speedupText(x float64) string {
+// speedupText says a step speedup; window: a run's steps are its whole
+// window (compare.WindowSteps), so 0 means no step markers.
+func speedupText(x float64, window bool) string {
 	switch {
+	case x == 0 && window:
+		return "no step speedup: no step markers"
 	case x == 0:
 		return "no steady steps to compare"
 	case x >= 1:
@@ -37,17 +41,10 @@ func idList(ids []string) string {
 // diffText writes the terminal form of a diff.
 func diffText(p *printer, d *compare.Diff) {
 	p.line("%s -> %s", filepath.Base(d.Before.File), filepath.Base(d.After.File))
-	p.line("step: %s -> %s (%s)", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))
+	p.line("step: %s -> %s (%s)", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))
 	p.line("before: %s", d.Before.Verdict)
 	p.line("after:  %s", d.After.Verdict)
-	for _, w := range d.Warnings {
-		for i, l := range wrap("warning: "+w, textWidth) {
-			if i > 0 {
-				l = "  " + l
-			}
-			p.line("%s", l)
-		}
-	}
+	textWarnings(p, d.Warnings)
 	p.line("")
 	p.line("resolved:   %s", idList(d.Resolved))
 	p.line("new:        %s", idList(d.New))
@@ -62,18 +59,53 @@ func diffText(p *printer, d *compare.Diff) {
 	}
 }
 
+// textWarnings writes a diff's warnings, wrapped.
+func textWarnings(p *printer, ws []string) {
+	for _, w := range ws {
+		for i, l := range wrap("warning: "+w, textWidth) {
+			if i > 0 {
+				l = "  " + l
+			}
+			p.line("%s", l)
+		}
+	}
+}
+
+// mdWarnings writes a diff's warnings as quotes.
+func mdWarnings(p *printer, ws []string) {
+	for _, w := range ws {
+		p.line("")
+		p.line("> ⚠️ %s", mdEscape(w))
+	}
+}
+
+// diffWindow says whether either run's steps are its window.
+func diffWindow(d *compare.Diff) bool {
+	return compare.WindowSteps(d.Before) || compare.WindowSteps(d.After)
+}
+
+// jobWindow says whether rank (-1: any rank) of either job has its window
+// for steps.
+func jobWindow(d *compare.JobDiff, rank int) bool {
+	for _, j := range []*job.Report{d.Before, d.After} {
+		for _, r := range j.Ranks {
+			if (rank < 0 || *r.Rank == rank) && compare.WindowSteps(r.Analysis) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // diffMarkdown writes a diff for a pull request comment.
 func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 	p.line("## traceaudit diff: %s → %s", mdEscape(filepath.Base(d.Before.File)), mdEscape(filepath.Base(d.After.File)))
 	p.line("")
-	p.line("**Step %s → %s: %s.**", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))
+	p.line("**Step %s → %s: %s.**", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))
 	p.line("")
 	p.line("- before: %s", mdEscape(d.Before.Verdict))
 	p.line("- after: %s", mdEscape(d.After.Verdict))
-	for _, w := range d.Warnings {
-		p.line("")
-		p.line("> ⚠️ %s", mdEscape(w))
-	}
+	mdWarnings(p, d.Warnings)
 	p.line("")
 	p.line("| | findings |")
 	p.line("|---|---|")
@@ -119,15 +151,16 @@ func stragglerText(s *job.Straggler) string {
 // pace, verdict and straggler, then each rank's step time and findings.
 func jobDiffText(p *printer, d *compare.JobDiff) {
 	p.line("job of %d ranks -> job of %d ranks", d.Before.Job.Ranks, d.After.Job.Ranks)
-	p.line("step (slowest rank): %s -> %s (%s)", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup))
+	p.line("step (slowest rank): %s -> %s (%s)", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup, jobWindow(d, -1)))
 	p.line("verdict before: %s", d.Verdict.Before)
 	p.line("verdict after:  %s", d.Verdict.After)
 	p.line("straggler: %s -> %s%s", stragglerText(d.Straggler.Before), stragglerText(d.Straggler.After), statusSuffix(d.Straggler.Status))
+	textWarnings(p, d.Warnings)
 	p.line("")
 	p.line("%-5s %-30s %-30s %-14s %s", "rank", "step before", "step after", "speedup", "findings resolved / new / regressed")
 	for _, r := range d.Ranks {
 		p.line("%-5d %-30s %-30s %-14s %s / %s / %s", r.Rank, units.Dur(r.BeforeStepNS)+" "+verdictHead(r.Verdict.Before),
-			units.Dur(r.AfterStepNS)+" "+verdictHead(r.Verdict.After), speedupText(r.StepSpeedup),
+			units.Dur(r.AfterStepNS)+" "+verdictHead(r.Verdict.After), rankSpeedup(d, r),
 			idList(r.Findings.Resolved), idList(r.Findings.New), idList(r.Findings.Regressed))
 	}
 }
@@ -136,21 +169,31 @@ func jobDiffText(p *printer, d *compare.JobDiff) {
 func jobDiffMarkdown(p *printer, d *compare.JobDiff, o Options) {
 	p.line("## traceaudit diff: job of %d ranks → job of %d ranks", d.Before.Job.Ranks, d.After.Job.Ranks)
 	p.line("")
-	p.line("**Step (slowest rank) %s → %s: %s.**", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup))
+	p.line("**Step (slowest rank) %s → %s: %s.**", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup, jobWindow(d, -1)))
 	p.line("")
 	p.line("- verdict before: %s", mdEscape(d.Verdict.Before))
 	p.line("- verdict after: %s", mdEscape(d.Verdict.After))
 	p.line("- straggler: %s → %s%s", mdEscape(stragglerText(d.Straggler.Before)), mdEscape(stragglerText(d.Straggler.After)), statusSuffix(d.Straggler.Status))
+	mdWarnings(p, d.Warnings)
 	p.line("")
 	p.line("| rank | step before | step after | speedup | resolved | new | regressed |")
 	p.line("|---:|---:|---:|---:|---|---|---|")
 	for _, r := range d.Ranks {
 		p.line("| %d | %s (%s) | %s (%s) | %s | %s | %s | %s |", r.Rank, units.Dur(r.BeforeStepNS), mdEscape(verdictHead(r.Verdict.Before)),
-			units.Dur(r.AfterStepNS), mdEscape(verdictHead(r.Verdict.After)), speedupText(r.StepSpeedup),
+			units.Dur(r.AfterStepNS), mdEscape(verdictHead(r.Verdict.After)), rankSpeedup(d, r),
 			mdIDs(r.Findings.Resolved), mdIDs(r.Findings.New), mdIDs(r.Findings.Regressed))
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
+}
+
+// rankSpeedup says one rank's step speedup ("-" where its steps are its
+// window: the job's warning says why).
+func rankSpeedup(d *compare.JobDiff, r compare.RankChange) string {
+	if r.StepSpeedup == 0 && jobWindow(d, r.Rank) {
+		return "-"
+	}
+	return speedupText(r.StepSpeedup, false)
 }
 
 func statusSuffix(s string) string {

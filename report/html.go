@@ -297,11 +297,14 @@ func jobHTML(j *job.Report) htmlPage {
 
 func diffHTML(d *compare.Diff) htmlPage {
 	pg := htmlPage{Title: "traceaudit diff: " + filepath.Base(d.Before.File) + " → " + filepath.Base(d.After.File),
-		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup))}
+		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))}
 	if d.Worst() >= analyze.SeverityWarning {
 		pg.Worst = d.Worst().String()
 	}
 	pg.Lead = []string{"Before: " + d.Before.Verdict, "After: " + d.After.Verdict}
+	for _, w := range d.Warnings {
+		pg.Lead = append(pg.Lead, "Warning: "+w)
+	}
 	t := htmlTable{ID: "changes", Caption: "Findings before and after", Head: []htmlHead{txt("finding"), txt("before"), txt("after"), txt("status")}}
 	for _, c := range d.Changes {
 		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(c.ID), ct(sideText(c.Before)), ct(sideText(c.After)), {Text: c.Status, Class: "status-" + c.Status}}})

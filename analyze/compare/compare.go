@@ -17,7 +17,7 @@ type Diff struct {
 	Before *audit.Analysis `json:"before"`
 	After  *audit.Analysis `json:"after"`
 	// StepSpeedup is before.steps.median_ns / after.steps.median_ns (0 when
-	// either has no steady steps).
+	// either has no steady steps, or no step markers: see WindowSteps).
 	StepSpeedup float64 `json:"step_speedup"`
 	// The four lists hold finding IDs at warning or error, sorted.
 	Resolved   []string `json:"resolved"`
@@ -66,7 +66,9 @@ func Compare(before, after *audit.Analysis) *Diff {
 	if d.Similarity, warn = similarity(before, after); warn != "" {
 		d.Warnings = append(d.Warnings, warn)
 	}
-	if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
+	if w := windowWarning(before, after); w != "" {
+		d.Warnings = append(d.Warnings, w)
+	} else if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
 		d.StepSpeedup = float64(before.Steps.MedianNS) / float64(after.Steps.MedianNS)
 	}
 	fc := changesOf(before.Findings, after.Findings)

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -47,5 +48,37 @@ func TestCompare(t *testing.T) {
 func TestNoSteps(t *testing.T) {
 	if d := Compare(rep(0), rep(10)); d.StepSpeedup != 0 {
 		t.Errorf("speedup %v", d.StepSpeedup)
+	}
+}
+
+// A run whose steps are its window (no step markers) gives no step
+// speedup: its "step" is the capture's length. The warning names it.
+func TestWindowStepsGiveNoSpeedup(t *testing.T) {
+	marked := func(median int64, source string) *audit.Analysis {
+		r := rep(median)
+		r.File, r.Steps.Source = "/x/"+source+".sqlite", source
+		return r
+	}
+	for _, c := range []struct {
+		before, after string
+		speedup       float64
+		warn          string
+	}{
+		{"ProfilerStep", "ProfilerStep", 3, ""},
+		{"ProfilerStep (GPU-paced)", "ProfilerStep", 3, ""},
+		{"window", "ProfilerStep", 0, "no step markers in window.sqlite (300 ns): "},
+		{"ProfilerStep", "window", 0, "no step markers in window.sqlite (100 ns): "},
+		{"window", "window", 0, "no step markers in window.sqlite (300 ns) and window.sqlite (100 ns): "},
+	} {
+		d := Compare(marked(300, c.before), marked(100, c.after))
+		got := ""
+		for _, w := range d.Warnings {
+			if strings.HasPrefix(w, "no step markers") {
+				got = w
+			}
+		}
+		if d.StepSpeedup != c.speedup || !strings.HasPrefix(got, c.warn) || (c.warn == "") != (got == "") {
+			t.Errorf("%s -> %s: speedup %v, warning %q", c.before, c.after, d.StepSpeedup, got)
+		}
 	}
 }

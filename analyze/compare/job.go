@@ -2,10 +2,13 @@ package compare
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // JobDiff is the `traceaudit diff --format json` object of two jobs: the
@@ -16,8 +19,11 @@ type JobDiff struct {
 	Before *job.Report `json:"before"`
 	After  *job.Report `json:"after"`
 	// StepSpeedup is the job's pace before over after: the slowest rank's
-	// median step (the ranks of a job move together), 0 when unknown.
+	// median step (the ranks of a job move together), 0 when unknown or
+	// when a rank of either job marks no steps (see WindowSteps).
 	StepSpeedup float64 `json:"step_speedup"`
+	// Warnings say why the comparison may mislead.
+	Warnings []string `json:"warnings"`
 	// Verdict is the job verdict before and after.
 	Verdict Pair `json:"verdict"`
 	// Straggler is the straggler before and after, and what became of it:
@@ -47,7 +53,8 @@ type RankChange struct {
 	Rank         int   `json:"rank"`
 	BeforeStepNS int64 `json:"before_step_ns"`
 	AfterStepNS  int64 `json:"after_step_ns"`
-	// StepSpeedup is before over after (0 when either has no steps).
+	// StepSpeedup is before over after (0 when either has no steps or
+	// marks none).
 	StepSpeedup float64 `json:"step_speedup"`
 	// Verdict is the rank's verdict before and after.
 	Verdict  Pair           `json:"verdict"`
@@ -60,8 +67,12 @@ func CompareJobs(before, after *job.Report) *JobDiff {
 		Verdict:   Pair{Before: before.Job.Verdict, After: after.Job.Verdict},
 		Straggler: StragglerChange{Before: before.Job.Straggler, After: after.Job.Straggler},
 		Job:       changesOf(before.Job.Findings, after.Job.Findings),
+		Warnings:  []string{},
 	}
-	if b, a := slowest(before), slowest(after); b > 0 && a > 0 {
+	window := windowRanks(before, after)
+	if window != "" {
+		d.Warnings = append(d.Warnings, windowWhy(window))
+	} else if b, a := slowest(before), slowest(after); b > 0 && a > 0 {
 		d.StepSpeedup = float64(b) / float64(a)
 	}
 	switch sb, sa := before.Job.Straggler, after.Job.Straggler; {
@@ -85,13 +96,36 @@ func CompareJobs(before, after *job.Report) *JobDiff {
 		}
 		rc := RankChange{Rank: *b.Rank, BeforeStepNS: b.Steps.MedianNS, AfterStepNS: a.Steps.MedianNS,
 			Verdict: Pair{Before: b.Verdict, After: a.Verdict}, Findings: changesOf(b.Findings, a.Findings)}
-		if rc.BeforeStepNS > 0 && rc.AfterStepNS > 0 {
+		if rc.BeforeStepNS > 0 && rc.AfterStepNS > 0 && !WindowSteps(b.Analysis) && !WindowSteps(a.Analysis) {
 			rc.StepSpeedup = float64(rc.BeforeStepNS) / float64(rc.AfterStepNS)
 		}
 		d.Ranks = append(d.Ranks, rc)
 	}
 	slices.SortFunc(d.Ranks, func(x, y RankChange) int { return cmp.Compare(x.Rank, y.Rank) })
 	return d
+}
+
+// windowRanks names the jobs with a rank whose steps are its window (see
+// WindowSteps), with the longest such window, or "".
+func windowRanks(before, after *job.Report) string {
+	var names []string
+	for _, j := range []struct {
+		name string
+		r    *job.Report
+	}{{"the job before", before}, {"the job after", after}} {
+		var n int
+		var w int64
+		for _, r := range j.r.Ranks {
+			if WindowSteps(r.Analysis) {
+				n++
+				w = max(w, r.Steps.MedianNS)
+			}
+		}
+		if n > 0 {
+			names = append(names, fmt.Sprintf("%s (%d of %d ranks, a window of %s)", j.name, n, len(j.r.Ranks), units.Dur(w)))
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 // slowest is the longest median step among a job's ranks.

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -90,6 +91,35 @@ func deviceNames(tl *timeline.Timeline) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// WindowSteps says whether a run's steps are its whole window: the trace
+// marks no steps (no ProfilerStep, no repeated range), so its one "step"
+// is as long as the capture, and two such step times compare the lengths
+// of two captures, not of two steps.
+func WindowSteps(a *audit.Analysis) bool { return stepKind(a.Steps.Source) == "window" }
+
+// windowWarning says why no step speedup is given when either run's steps
+// are its window, or "".
+func windowWarning(before, after *audit.Analysis) string {
+	var files []string
+	for _, a := range []*audit.Analysis{before, after} {
+		if WindowSteps(a) {
+			files = append(files, fmt.Sprintf("%s (%s)", filepath.Base(a.File), units.Dur(a.Steps.MedianNS)))
+		}
+	}
+	if len(files) == 0 {
+		return ""
+	}
+	return windowWhy(strings.Join(files, " and "))
+}
+
+// windowWhy is the warning for runs (named with their window's length)
+// whose one step is their window.
+func windowWhy(runs string) string {
+	return "no step markers in " + runs + ": the whole window is one step, so its step time is the length of the capture, " +
+		"and no step speedup is given; compare the shares, or mark steps in both runs (torch.profiler with prof.step() " +
+		"each iteration, or an NVTX range around each iteration)"
 }
 
 // stepKind is the step source without GPU pacing.

@@ -278,3 +278,37 @@ func TestJobReplay(t *testing.T) {
 		t.Errorf("chrome ranks: exit %d %s", code, errOut)
 	}
 }
+
+// Two trimmed captures without step markers (nsys windows of 300 ms of a
+// 2-GPU job): their "steps" are the windows, so diff gives no speedup and
+// says why, per job and per rank, and analyze says figures are per window.
+func TestDiffOfWindowsGivesNoSpeedup(t *testing.T) {
+	before := testfix.Shared(t, "nsys", "nsys-2026.2.1_torch-2gpu-nvtx-before-window_nsysai.sqlite")
+	after := testfix.Shared(t, "nsys", "nsys-2026.2.1_torch-2gpu-nvtx-after-window_nsysai.sqlite")
+	out, errOut, code := run(t, "diff", "--format", "json", before, after)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var d struct {
+		StepSpeedup float64  `json:"step_speedup"`
+		Warnings    []string `json:"warnings"`
+		Ranks       []struct {
+			StepSpeedup float64 `json:"step_speedup"`
+		} `json:"ranks"`
+	}
+	if err := json.Unmarshal([]byte(out), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.StepSpeedup != 0 || len(d.Ranks) != 2 || d.Ranks[0].StepSpeedup != 0 || d.Ranks[1].StepSpeedup != 0 || len(d.Warnings) != 1 ||
+		!strings.HasPrefix(d.Warnings[0], "no step markers in the job before (2 of 2 ranks, a window of 300 ms) and the job after (2 of 2 ranks") {
+		t.Errorf("diff of windows: %s", out[:min(len(out), 1500)])
+	}
+	text, _, _ := run(t, "diff", before, after)
+	if !strings.Contains(text, "(no step speedup: no step markers)") || strings.Contains(text, "faster") || strings.Contains(text, "slower") {
+		t.Errorf("text diff of windows:\n%s", text)
+	}
+	an, _, _ := run(t, "analyze", before)
+	if !strings.Contains(an, "(steps from window); the trace marks no steps, so the window is judged as one step") {
+		t.Errorf("analyze of a window:\n%s", an)
+	}
+}
