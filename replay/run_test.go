@@ -421,6 +421,12 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 	if err := p.Select("nope"); err == nil {
 		t.Error("unknown variant accepted")
 	}
+	if err := p.Select(" , ,"); err == nil || !strings.Contains(err.Error(), "names no variant") {
+		t.Errorf("a list naming no variant: %v", err)
+	}
+	if err := p.Select("observed"); err != nil || len(p.Variants) != 1 {
+		t.Errorf("observed alone: %v, %d variants", err, len(p.Variants))
+	}
 }
 
 func TestSelectPlansObservedWhenMissing(t *testing.T) {

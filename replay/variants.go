@@ -262,8 +262,10 @@ func (p *Plan) Select(list string) error {
 	}
 	out := []Variant{have[Observed]}
 	seen := map[string]bool{Observed: true}
+	named := false
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
+		named = named || name != ""
 		if name == "" || seen[name] {
 			continue
 		}
@@ -284,6 +286,9 @@ func (p *Plan) Select(list string) error {
 			}
 		}
 		out = append(out, v)
+	}
+	if !named {
+		return fmt.Errorf("%q names no variant (want %s)", list, strings.Join(Names(), ", "))
 	}
 	p.Variants = out
 	return nil

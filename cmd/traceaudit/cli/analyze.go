@@ -139,7 +139,7 @@ func parseShare(s string) (float64, error) {
 		s, div = t, 100
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v/div < 0 || v/div > 1 {
+	if err != nil || !(v/div >= 0 && v/div <= 1) { // NaN fails both
 		return 0, fmt.Errorf("bad share %q", s)
 	}
 	return v / div, nil

@@ -97,6 +97,9 @@ func TestAnalyzeFlags(t *testing.T) {
 		{argv: []string{"--band", "gpu-idle=0.5", "a"}, wantErr: "want two shares"},
 		{argv: []string{"--band", "gpu-idle=0.5,0.2", "a"}, wantErr: "not above the error share"},
 		{argv: []string{"--band", "nope=0.1,0.2", "a"}, wantErr: "unknown analyzer"},
+		{argv: []string{"--band", "sync-memcpy=NaN,NaN", "a"}, wantErr: "want two shares from 0 to 1"},
+		{argv: []string{"--band", "sync-memcpy=0.1,nan%", "a"}, wantErr: "want two shares from 0 to 1"},
+		{argv: []string{"--band", "sync-memcpy=-Inf,0.2", "a"}, wantErr: "want two shares from 0 to 1"},
 		{argv: []string{"--step-range", "(", "a"}, wantErr: "--step-range"},
 		{argv: []string{"--out", "o", "--job", "a", "b"}, check: func(t *testing.T, o *AnalyzeOptions) {
 			if o.OutDir != "o" || !o.Job || len(o.Files) != 2 {

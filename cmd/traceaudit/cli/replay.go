@@ -182,7 +182,11 @@ func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
 		if tl := cache[p]; tl != nil {
 			return tl, nil
 		}
-		return load(opts.IO, p)
+		tl, err := load(opts.IO, p)
+		if err == nil && p == "-" {
+			cache[p] = tl // standard input reads once
+		}
+		return tl, err
 	}
 	if len(opts.Files) == 1 {
 		if st, err := os.Stat(opts.File); err == nil && !st.IsDir() {

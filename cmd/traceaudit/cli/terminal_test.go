@@ -81,6 +81,14 @@ func TestStdin(t *testing.T) {
 		if viaStdin.String() != want {
 			t.Errorf("%s: analyze - differs from analyze FILE", name)
 		}
+		// replay reads it once too (it used to read it again, empty).
+		var planFile, planStdin bytes.Buffer
+		Run([]string{"replay", "--dry-run", "--format", "json", "fixtures/" + name}, &IO{Out: &planFile, Err: &errb})
+		code = Run([]string{"replay", "--dry-run", "--format", "json", "-"}, &IO{In: bytes.NewReader(data), Out: &planStdin, Err: &errb})
+		want = strings.Replace(planFile.String(), `"file": "fixtures/`+name+`"`, `"file": "stdin"`, 1)
+		if code != 0 || planStdin.String() != want {
+			t.Errorf("%s: replay --dry-run - (exit %d, %s) differs from replay --dry-run FILE", name, code, errb.String())
+		}
 	}
 	var errb bytes.Buffer
 	code := Run([]string{"stats", "-"}, &IO{In: strings.NewReader("not a trace"), Out: &bytes.Buffer{}, Err: &errb})
