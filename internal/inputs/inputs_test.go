@@ -2,6 +2,7 @@ package inputs
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -299,8 +300,21 @@ func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
 	if err := os.WriteFile(q, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if j, err := Reduce([]string{q, q}, Options{}); err != nil || *j.Ranks[1].Rank != 1 || j.Job.MatchedCollectives != 0 {
+	other, err := Analyze([]string{testfix.Project("r3_streams.pt.trace.json.gz")}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = json.Marshal(other.Single)
+	q3 := filepath.Join(t.TempDir(), "r3.json")
+	if err := os.WriteFile(q3, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := Reduce([]string{q3, q}, Options{}); err != nil || *j.Ranks[1].Rank != 1 || j.Ranks[1].File != single.Single.File || j.Job.MatchedCollectives != 0 {
 		t.Errorf("summaries without ranks take argument order: %v", err)
+	}
+	// One rank's analysis given twice is refused, not counted as two ranks.
+	if _, err := Reduce([]string{q, q}, Options{}); err == nil || !strings.Contains(err.Error(), "analyses 1 and 2 are of the same rank (") {
+		t.Errorf("the same analysis twice: %v", err)
 	}
 	if _, err := Reduce([]string{testfix.Project("r0_baseline.pt.trace.json.gz")}, Options{}); err == nil || !strings.Contains(err.Error(), "not a traceaudit analysis") {
 		t.Errorf("a trace given to the reduce: %v", err)
@@ -394,5 +408,39 @@ func TestMemoryLimit(t *testing.T) {
 	got := debug.SetMemoryLimit(-1)
 	if got != MinLimit || got >= prev {
 		t.Errorf("kept limit %d, want %d", got, MinLimit)
+	}
+}
+
+// The reduce says what is wrong with a bad analysis file in a user's
+// words: no Go type names.
+func TestReduceBadSummaries(t *testing.T) {
+	dir := t.TempDir()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(`{"file": "a", "steps": {}}`))
+	zw.Close()
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty.json", nil, "empty file"},
+		{"blank.json", []byte(" \n"), "empty file"},
+		{"array.json", []byte(`[1, 2]`), "it holds a JSON array, where an analysis is an object"},
+		{"syntax.json", []byte(`{"file": }`), "not valid JSON at byte 10"},
+		{"field.json", []byte(`{"file": "a", "steps": {"count": "three"}}`), `its "steps.count" is a JSON string`},
+		{"cut.json.gz", gz.Bytes()[:gz.Len()/2], "(truncated?)"},
+		{"magic.gz", []byte{0x1f, 0x8b}, "not a readable gzip file"},
+		{"newer.json", []byte(`{"schema_version": 99, "file": "a", "steps": {}}`), "written by a newer traceaudit (JSON schema 99; this one reads 1 and older)"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, c.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Reduce([]string{p, p}, Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), c.want) ||
+			strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "struct") {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -36,6 +37,9 @@ func Reduce(paths []string, o Options) (*job.Report, error) {
 			return nil, err
 		}
 		reports = append(reports, rs...)
+	}
+	if err := distinct(reports); err != nil {
+		return nil, err
 	}
 	jo := job.Options{}
 	if o.Config != nil {
@@ -79,7 +83,7 @@ func readSummary(path string) ([]*audit.Analysis, error) {
 		}
 		zr, err := gzip.NewReader(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: not a readable gzip file: %s", path, jsonWhy(err))
 		}
 		r = zr
 	} else if _, err := f.Seek(0, io.SeekStart); err != nil {
@@ -87,20 +91,28 @@ func readSummary(path string) ([]*audit.Analysis, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxSummaryBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: cannot read it: %s", path, jsonWhy(err))
 	}
 	if len(data) > MaxSummaryBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes: not a traceaudit analysis", path, MaxSummaryBytes)
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, fmt.Errorf("%s: empty file: not a traceaudit analysis (traceaudit analyze --format json)", path)
+	}
 	var probe struct {
-		Job   json.RawMessage   `json:"job"`
-		Ranks []json.RawMessage `json:"ranks"`
-		Files []json.RawMessage `json:"files"`
-		File  *string           `json:"file"`
-		Steps json.RawMessage   `json:"steps"`
+		Schema *int              `json:"schema_version"`
+		Job    json.RawMessage   `json:"job"`
+		Ranks  []json.RawMessage `json:"ranks"`
+		Files  []json.RawMessage `json:"files"`
+		File   *string           `json:"file"`
+		Steps  json.RawMessage   `json:"steps"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json): %w", path, err)
+		return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json): %s", path, jsonWhy(err))
+	}
+	if probe.Schema != nil && *probe.Schema > version.Schema {
+		return nil, fmt.Errorf("%s: written by a newer traceaudit (JSON schema %d; this one reads %d and older): analyze the traces with this one",
+			path, *probe.Schema, version.Schema)
 	}
 	var raws []json.RawMessage
 	switch {
@@ -118,11 +130,57 @@ func readSummary(path string) ([]*audit.Analysis, error) {
 		var r audit.Analysis
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		if err := dec.Decode(&r); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: not a traceaudit analysis (traceaudit analyze --format json): %s", path, jsonWhy(err))
 		}
 		out = append(out, &r)
 	}
 	return out, nil
+}
+
+// jsonWhy says what is wrong with a JSON document in a user's words, not
+// Go's (the decoder names Go types).
+func jsonWhy(err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Sprintf("not valid JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Sprintf("it holds a JSON %s, where an analysis is an object", typ.Value)
+	case errors.As(err, &typ):
+		return fmt.Sprintf("its %q is a JSON %s, which an analysis does not hold there", typ.Field, typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "it ends early (truncated?)"
+	}
+	return err.Error()
+}
+
+// distinct refuses the same rank's analysis given twice: one file and
+// process (and rank, where recorded) in two arguments, which would count
+// one rank as two.
+func distinct(reports []*audit.Analysis) error {
+	seen := map[string]int{}
+	for i, r := range reports {
+		key := r.File
+		if r.PID != nil {
+			key += fmt.Sprintf("\x00pid %d", *r.PID)
+		}
+		if r.Rank != nil {
+			key += fmt.Sprintf("\x00rank %d", *r.Rank)
+		}
+		if j, ok := seen[key]; ok {
+			return fmt.Errorf("analyses %d and %d are of the same rank (%s%s): give each rank's analysis once", j+1, i+1, r.File, pidText(r.PID))
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+func pidText(pid *int64) string {
+	if pid == nil {
+		return ""
+	}
+	return fmt.Sprintf(", pid %d", *pid)
 }
 
 // RankTimeline reads the trace of one rank of a job again, whole: the
