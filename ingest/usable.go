@@ -20,6 +20,9 @@ var ErrNoGPUWork = errors.New("no GPU kernel or copy in the trace")
 // recorded" when it holds kernel launches without kernels, else how to
 // record GPU activity.
 func Usable(tl *timeline.Timeline) error {
+	if err := plausibleTimes(tl); err != nil {
+		return err
+	}
 	var kernels, copies, memsets, launches, apis, ranges, ops, oscalls int
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -76,6 +79,40 @@ func Usable(tl *timeline.Timeline) error {
 		e.Hint = "capture GPU activity: nsys profile --trace=cuda,nvtx,osrt, or torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])"
 	}
 	return e
+}
+
+// MaxSpanNS is the longest span of events a trace may have: no profiler
+// capture runs for a week, so a wider span is a corrupt timestamp or a file
+// that merges unrelated traces.
+const MaxSpanNS = 7 * 24 * 3600 * 1_000_000_000
+
+// plausibleTimes refuses a timeline with a negative timestamp (profilers
+// count from a session or clock start) or one spanning more than
+// MaxSpanNS, naming the events at its two ends.
+func plausibleTimes(tl *timeline.Timeline) error {
+	if len(tl.Events) == 0 {
+		return nil
+	}
+	first, last := 0, 0
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Start < tl.Events[first].Start {
+			first = i
+		}
+		if e.End > tl.Events[last].End {
+			last = i
+		}
+	}
+	lo, hi := tl.Events[first].Start, tl.Events[last].End
+	name := func(i int) string { return fmt.Sprintf("%s %q", tl.Events[i].Kind, units.Clip(tl.Name(tl.Events[i].Name), 60)) }
+	switch {
+	case lo < 0:
+		return &Error{Path: tl.Source.Path, Err: fmt.Errorf("timestamps out of range: %s starts at %d ns, before the clock's start (a corrupt timestamp)", name(first), lo)}
+	case hi-lo > MaxSpanNS:
+		return &Error{Path: tl.Source.Path, Err: fmt.Errorf("timestamps out of range: the events span %s, from %s to %s (a corrupt timestamp, or unrelated traces merged in one file)",
+			units.Dur(hi-lo), name(first), name(last))}
+	}
+	return nil
 }
 
 // unreadCategories lists the unread categories, most events first, with
