@@ -96,6 +96,11 @@ func check(dir string) (state, []string, error) {
 			return 0, nil, refuse(dir, fmt.Sprintf("holds files traceaudit did not write (%s): give a new or empty folder", e.Name()))
 		}
 	}
+	// Replacing a previous report removes its files: refuse now, before
+	// any work, a folder this user may not change.
+	if err := syscall.Access(clean, 0o3); err != nil { // W_OK|X_OK
+		return 0, nil, refuse(dir, fmt.Sprintf("is a previous report this user cannot replace (%v): give a new or empty folder", err))
+	}
 	return previous, listed, nil
 }
 
@@ -171,11 +176,28 @@ func New(dir string) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := keepMode(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return &Writer{dir: dir, tmp: tmp}, nil
+}
+
+// keepMode gives the new folder tmp the mode of the folder it replaces (its
+// permissions, set-group-ID and sticky bits; rwx for the owner, who writes
+// the report) and, where this user may, its
+// group, so that a user's empty group folder stays theirs; 0755 where
+// there is none. Files written inside then take the folder's group.
+func keepMode(tmp, dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return os.Chmod(tmp, 0o755)
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		os.Lchown(tmp, -1, int(sys.Gid)) // best effort: not a member, the user's own group stays
+	}
+	// The owner keeps the right to write the report into it.
+	return os.Chmod(tmp, st.Mode()&(os.ModePerm|os.ModeSetgid|os.ModeSticky)|0o700)
 }
 
 // Dir is the temporary folder, for writers that create files themselves

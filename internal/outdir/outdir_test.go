@@ -265,3 +265,81 @@ func TestCommitRechecks(t *testing.T) {
 		t.Fatalf("temporary folder left: %v", got)
 	}
 }
+
+// A user's empty folder, and a previous report, keep their mode (the
+// set-group-ID bit included) when the report takes their place; a new
+// folder is 0755.
+func TestKeepsTheFolderMode(t *testing.T) {
+	parent := t.TempDir()
+	mode := func(p string) os.FileMode {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Mode() & (os.ModePerm | os.ModeSetgid | os.ModeSticky)
+	}
+	write := func(dir string) {
+		w, err := New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.File("report.md", []byte("r")); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	group := filepath.Join(parent, "group")
+	if err := os.Mkdir(group, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(group, 0o770|os.ModeSetgid); err != nil {
+		t.Fatal(err)
+	}
+	write(group)
+	if got := mode(group); got != 0o770|os.ModeSetgid {
+		t.Errorf("an empty group folder became %v", got)
+	}
+	if got := mode(filepath.Join(group, "report.md")); got != 0o644 {
+		t.Errorf("report.md %v", got)
+	}
+	if err := os.Chmod(group, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	write(group) // a previous report, replaced
+	if got := mode(group); got != 0o750 {
+		t.Errorf("a previous report 0750 became %v", got)
+	}
+	fresh := filepath.Join(parent, "new")
+	write(fresh)
+	if got := mode(fresh); got != 0o755 {
+		t.Errorf("a new folder %v", got)
+	}
+}
+
+// A previous report this user cannot change is refused before any work
+// (replacing it would leave the old one beside the new); root can change
+// any folder, so this runs as another user only.
+func TestRefusesAPreviousReportItCannotReplace(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write any folder")
+	}
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "audit")
+	w, _ := New(dir)
+	w.File("report.md", []byte("old"))
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o755)
+	if _, err := New(dir); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "cannot replace") {
+		t.Errorf("a read-only previous report: %v", err)
+	}
+	if got := entries(t, parent); len(got) != 1 {
+		t.Errorf("left in the parent: %v", got)
+	}
+}

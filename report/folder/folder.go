@@ -9,6 +9,7 @@ package folder
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
@@ -23,25 +24,32 @@ import (
 // Write writes doc's report folder at dir. On any error the previous
 // folder stays as it was and nothing is left behind; a folder traceaudit
 // did not write is refused (outdir.ErrRefused).
-func Write(dir string, doc any, o report.Options) error {
+func Write(ctx context.Context, dir string, doc any, o report.Options) error {
 	w, err := outdir.New(dir)
 	if err != nil {
 		return err
 	}
-	if err := fill(w, doc, o); err != nil {
+	if err := fill(ctx, w, doc, o); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		w.Abort()
 		return err
 	}
 	return w.Commit()
 }
 
-func fill(w *outdir.Writer, doc any, o report.Options) error {
+func fill(ctx context.Context, w *outdir.Writer, doc any, o report.Options) error {
 	figs, err := figures(doc)
 	if err != nil {
 		return err
 	}
 	o.Plots = nil
 	for _, f := range figs {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted: stop drawing
+		}
 		png, err := f.PNG()
 		if err != nil {
 			return err

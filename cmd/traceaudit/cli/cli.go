@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -28,6 +29,9 @@ const (
 	ExitOK       = 0
 	ExitFindings = 1
 	ExitError    = 2
+	// ExitInterrupted: Ctrl-C or SIGTERM stopped the command; nothing
+	// was written (128 + SIGINT, as shells report).
+	ExitInterrupted = 130
 )
 
 // IO is where a command reads and writes.
@@ -48,6 +52,28 @@ type IO struct {
 	// not a test): process-wide settings such as the memory limit of a run
 	// over several traces may be left in place.
 	OneShot bool
+	// Ctx is cancelled when the user interrupts the command (Run sets it
+	// from SIGINT and SIGTERM where it is nil; nil: never).
+	Ctx context.Context
+}
+
+// context is the command's context: Ctx, or one never cancelled.
+func (ios *IO) context() context.Context {
+	if ios.Ctx == nil {
+		return context.Background()
+	}
+	return ios.Ctx
+}
+
+// errInterrupted is the error of a command the user interrupted.
+var errInterrupted = errors.New("interrupted")
+
+// interrupted says whether ctx was cancelled, as the error to return.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return errInterrupted
+	}
+	return nil
 }
 
 // usageError is bad usage: a wrong flag value or argument count. Main
@@ -104,6 +130,15 @@ func Run(args []string, ios *IO) int {
 		}()
 	}
 	ios.Args = args
+	if ios.Ctx == nil {
+		// The first Ctrl-C (or SIGTERM) stops the command cleanly: reading
+		// stops, a report folder being written is removed, exit 130. A
+		// second one kills the process as usual.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		go func() { <-ctx.Done(); stop() }()
+		ios.Ctx = ctx
+	}
 	root := NewRoot(ios)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
@@ -116,6 +151,10 @@ func Run(args []string, ios *IO) int {
 func exitCode(err error, cmd *cobra.Command, ios *IO) int {
 	if err == nil {
 		return ExitOK
+	}
+	if errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled) {
+		fmt.Fprintln(ios.Err, "traceaudit: interrupted")
+		return ExitInterrupted
 	}
 	var fail *FailError
 	if errors.As(err, &fail) {
@@ -192,9 +231,12 @@ const Stdin = "-"
 func load(ios *IO, path string) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
-	// Ctrl-C stops an nsys export cleanly (its temporary files removed).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// Ctrl-C stops reading at once, and an nsys export cleanly (its
+	// temporary files removed).
+	ctx := ios.context()
+	if err := interrupted(ctx); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	opts := ingest.Options{
 		Progress: bar.Update,
@@ -206,19 +248,39 @@ func load(ios *IO, path string) (*timeline.Timeline, error) {
 			fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(msg))
 		},
 	}
-	var tl *timeline.Timeline
-	var err error
-	switch {
-	case path != Stdin:
-		tl, err = ingest.Open(path, opts)
-	case ios.In == nil || ios.InTTY:
+	if path == Stdin && (ios.In == nil || ios.InTTY) {
 		return nil, usagef("-: standard input is a terminal: pipe a trace in (traceaudit analyze - < run.json)")
-	default:
-		tl, err = ingest.OpenReader("stdin", ios.In, opts)
 	}
-	if err == nil {
-		err = ingest.Usable(tl)
+	type read struct {
+		tl  *timeline.Timeline
+		err error
 	}
+	done := make(chan read, 1)
+	go func() {
+		var r read
+		if path == Stdin {
+			r.tl, r.err = ingest.OpenReader("stdin", ios.In, opts)
+		} else {
+			r.tl, r.err = ingest.Open(path, opts)
+		}
+		if r.err == nil {
+			r.err = ingest.Usable(r.tl)
+		}
+		done <- r
+	}()
+	var r read
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		// An nsys export stops on ctx and removes its files: give it a
+		// moment. A parse still running ends with the process.
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+		}
+		return nil, errInterrupted
+	}
+	tl, err := r.tl, r.err
 	if err != nil {
 		return nil, err
 	}

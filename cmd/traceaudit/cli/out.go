@@ -32,8 +32,12 @@ func emit(ios *IO, format, outDir string, args []string, doc any) error {
 	if err := report.Render(&buf, report.Format(format), doc, o); err != nil {
 		return err
 	}
+	ctx := ios.context()
+	if err := interrupted(ctx); err != nil {
+		return err
+	}
 	if outDir != "" {
-		if err := folder.Write(outDir, doc, report.Options{Command: o.Command}); err != nil {
+		if err := folder.Write(ctx, outDir, doc, report.Options{Command: o.Command}); err != nil {
 			return err
 		}
 	}

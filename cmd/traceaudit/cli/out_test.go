@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image/png"
 	"os"
@@ -11,7 +13,10 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/golden"
+	"github.com/traceaudit/traceaudit/internal/inputs"
 	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/report"
+	"github.com/traceaudit/traceaudit/report/folder"
 )
 
 // checkReportFolder asserts every plot exists as a decodable PNG of at least
@@ -392,5 +397,61 @@ func TestReplayUnprofiledStep(t *testing.T) {
 		if _, errOut, code := run(t, append(append([]string{"replay", "--dry-run"}, args...), trace)...); code != 2 || !strings.Contains(errOut, "unprofiled-step") {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
+	}
+}
+
+// An interrupted command (Ctrl-C, SIGTERM: a cancelled context) exits 130
+// with one line and writes nothing: not the report folder, not stdout; a
+// previous report stays as it was.
+func TestInterruptedWritesNothing(t *testing.T) {
+	t.Chdir(testfix.Root())
+	dir := filepath.Join(t.TempDir(), "audit")
+	trace := "fixtures/b0_pageable_sync.nsys.sqlite"
+	if _, errOut, code := run(t, "analyze", "--out", dir, trace); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, args := range [][]string{
+		{"analyze", "--out", dir, "fixtures/r0_baseline.pt.trace.json.gz"},
+		{"analyze", "--out", dir + "2", trace},
+		{"stats", trace},
+		{"diff", "--out", dir + "3", trace, trace},
+		{"replay", "--dry-run", "--out", dir + "4", trace},
+	} {
+		var out, errb bytes.Buffer
+		code := Run(args, &IO{Out: &out, Err: &errb, Ctx: ctx})
+		if code != ExitInterrupted || errb.String() != "traceaudit: interrupted\n" || out.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q", args, code, out.Len(), errb.String())
+		}
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the previous report changed: %v", err)
+	}
+	if es, _ := os.ReadDir(filepath.Dir(dir)); len(es) != 1 {
+		t.Errorf("left beside the report: %d entries", len(es))
+	}
+}
+
+// folder.Write stops at a cancelled context and leaves nothing.
+func TestFolderWriteInterrupted(t *testing.T) {
+	t.Chdir(testfix.Root())
+	res, err := inputs.Analyze([]string{"fixtures/b0_pageable_sync.nsys.sqlite"}, inputs.Options{KeepTimeline: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	parent := t.TempDir()
+	if err := folder.Write(ctx, filepath.Join(parent, "audit"), res.Single, report.Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("write with a cancelled context: %v", err)
+	}
+	if es, _ := os.ReadDir(parent); len(es) != 0 {
+		t.Errorf("left: %v", es)
 	}
 }

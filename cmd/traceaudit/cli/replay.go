@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,7 +158,7 @@ func replayRun(opts *ReplayOptions) error {
 				warn(s)
 			}
 		}
-		opts.profiler.apply(context.Background(), p, tl.Source.Format, warn, status)
+		opts.profiler.apply(opts.IO.context(), p, tl.Source.Format, warn, status)
 	}
 	var rep *replay.Result
 	if opts.DryRun {
@@ -237,8 +234,7 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Result, error) {
 		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
 	defer ex.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := opts.IO.context() // Ctrl-C stops the replay cleanly
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
