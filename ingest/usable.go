@@ -104,7 +104,9 @@ func plausibleTimes(tl *timeline.Timeline) error {
 		}
 	}
 	lo, hi := tl.Events[first].Start, tl.Events[last].End
-	name := func(i int) string { return fmt.Sprintf("%s %q", tl.Events[i].Kind, units.Clip(tl.Name(tl.Events[i].Name), 60)) }
+	name := func(i int) string {
+		return fmt.Sprintf("%s %q", tl.Events[i].Kind, units.Clip(tl.Name(tl.Events[i].Name), 60))
+	}
 	switch {
 	case lo < 0:
 		return &Error{Path: tl.Source.Path, Err: fmt.Errorf("timestamps out of range: %s starts at %d ns, before the clock's start (a corrupt timestamp)", name(first), lo)}
