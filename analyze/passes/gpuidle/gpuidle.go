@@ -302,7 +302,7 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 			prog.Pick(`# remove torch.cuda.empty_cache() from the loop; unset PYTORCH_NO_CUDA_MEMORY_CACHING`,
 				`# remove torch.cuda.empty_cache() from the inference loop; unset PYTORCH_NO_CUDA_MEMORY_CACHING`,
 				`cudaMallocAsync(&p, bytes, stream); /* ... */ cudaFreeAsync(p, stream);  /* pooled, no device-wide sync */`)
-	case hostact.OSCall:
+	case hostact.OSCall, hostact.OSWait:
 		switch call := topName; {
 		case timeline.IsMunmapLike(call):
 			return "Most idle gaps (" + share + ") are " + call + " calls on the launching thread, releasing freed " +

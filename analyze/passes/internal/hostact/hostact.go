@@ -25,9 +25,16 @@ const (
 	// AllocCall is a device or pinned memory allocation or free
 	// (cudaMalloc, cudaFree, hipFree, cuMemAlloc, cudaHostAlloc).
 	AllocCall
+	// OSCall is an OS call that manages host memory (munmap, madvise,
+	// brk, mmap, mprotect: index.IsMemoryOSCall), as the step split's os
+	// bucket counts.
 	OSCall
 	DataRange
 	NamedRange
+	// OSWait is any other OS call (sem_clockwait, poll, read, ioctl)
+	// outside a data or named range: inside one, the range names what the
+	// thread waits for (a DataLoader worker's batch in "get batch").
+	OSWait
 	// HostOp is a host operator outside any named range: a cpu_op or a
 	// python_function (PyTorch profiler traces).
 	HostOp
@@ -35,7 +42,8 @@ const (
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "named ranges", "host operators", "uninstrumented host work"}
+var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "named ranges", "OS waits",
+	"host operators", "uninstrumented host work"}
 
 func (c Cause) String() string { return causeNames[c] }
 
@@ -170,7 +178,10 @@ func (c *Cache) cause(e *timeline.Event) (cause Cause, isCopy bool) {
 	case timeline.KindOp:
 		return HostOp, false
 	case timeline.KindOS:
-		return OSCall, false
+		if index.IsMemoryOSCall(c.ix.TL.Name(e.Name)) {
+			return OSCall, false
+		}
+		return OSWait, false
 	case timeline.KindRange:
 		switch {
 		case e.Range == timeline.RangeStep:
