@@ -144,6 +144,10 @@ type Finding struct {
 	// Detail holds analyzer-specific figures for reports and the replay
 	// (e.g. "workers": 4). Not part of the contract's required fields.
 	Detail map[string]float64 `json:"detail,omitempty"`
+	// OneOff, when set, says that one steady step holds most of the
+	// wasted time (index.OneOff): a cost the trace shows once. Its
+	// severity is at most info, and the title carries the caveat.
+	OneOff string `json:"one_off,omitempty"`
 	// Bound names the residual the estimated speedup leaves (the copies
 	// at the pinned reference bandwidth, the copy-engine time, ...);
 	// written to JSON as detail.bound.
@@ -401,6 +405,17 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 		if f.Severity == SeverityInfo && f.Share < floor {
 			return false
 		}
+		if f.OneOff != "" {
+			// One step's event is not a per-step cost the trace can
+			// judge: report it, neither warn nor fail CI on it.
+			f.Severity = min(f.Severity, SeverityInfo)
+		}
+	}
+	if f.OneOff != "" && !strings.Contains(f.Title, f.OneOff) {
+		f.Title += "; " + f.OneOff
+		if f.Fix != "" {
+			f.Fix = OneOffFix + f.Fix
+		}
 	}
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{}
@@ -410,6 +425,9 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 	}
 	return true
 }
+
+// OneOffFix opens the fix of a finding that one steady step holds.
+const OneOffFix = "(Seen in one step only: this holds if it recurs.) "
 
 // BoundedSpeedup is the estimated speedup of a fix that removes wasted
 // nanoseconds from a step of step nanoseconds and leaves residual of them:

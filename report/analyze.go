@@ -44,7 +44,9 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 		} else {
 			p.line("%d. %s %-20s %s", i+1, sev, f.ID, figures(f))
 		}
-		p.line("   %s", f.Title)
+		for _, l := range wrap(f.Title, textWidth-3) {
+			p.line("   %s", l)
+		}
 		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
 			p.line("   %s", l)
 		}

@@ -155,7 +155,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 			BusyShare:        float64(ix.SteadyCovered(ix.Work)) / d,
 		}
 	}
-	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0)
+	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0) + oneOffVerdict(ix)
 	if ix.NotSteady != "" && len(ix.Work) > 0 {
 		r.Verdict = NotSteady + ": " + ix.NotSteady
 		for i := range r.Findings {
@@ -168,6 +168,38 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
 	identity(r, ix)
 	return r, nil
+}
+
+// verdictBucket is the bucket a verdict names: compute when kernels run
+// ComputeBound of the step or more, else the largest other bucket.
+func verdictBucket(b index.Breakdown) index.Bucket {
+	if step := b.Total(); step > 0 && float64(b[index.Compute])/float64(step) >= ComputeBound {
+		return index.Compute
+	}
+	worst := index.Comm
+	for k := index.Comm; k <= index.Other; k++ {
+		if b[k] > b[worst] {
+			worst = k
+		}
+	}
+	return worst
+}
+
+// oneOffVerdict is the caveat a verdict takes when one steady step holds
+// most of the time of the bucket it names (index.OneStep), else "".
+func oneOffVerdict(ix *index.Index) string {
+	k := verdictBucket(ix.MeanBreakdown())
+	if k == index.Compute {
+		return ""
+	}
+	per := make([]int64, len(ix.Steady))
+	for i, s := range ix.Steady {
+		per[i] = s.Breakdown[k]
+	}
+	if _, share, ok := ix.OneStep(per); ok {
+		return fmt.Sprintf(" (%s of it in one of the %d steady steps: see the findings)", units.Pct(share), len(ix.Steady))
+	}
+	return ""
 }
 
 // NotSteady is the verdict prefix of a window that is not a steady loop.
@@ -187,14 +219,9 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 		return "no GPU kernels in the trace: nothing ran on the GPU to starve"
 	}
 	share := func(k index.Bucket) float64 { return float64(b[k]) / float64(step) }
-	if c := share(index.Compute); c >= ComputeBound {
-		return fmt.Sprintf("compute-bound: kernels run %s of each step", units.Pct(c))
-	}
-	worst := index.Comm
-	for k := index.Comm; k <= index.Other; k++ {
-		if b[k] > b[worst] {
-			worst = k
-		}
+	worst := verdictBucket(b)
+	if worst == index.Compute {
+		return fmt.Sprintf("compute-bound: kernels run %s of each step", units.Pct(share(worst)))
 	}
 	w := units.Pct(share(worst))
 	switch worst {

@@ -394,3 +394,46 @@ func TestEstimatesAreBounded(t *testing.T) {
 		t.Errorf("sync-memcpy: %+v", f)
 	}
 }
+
+// One step of four holds the whole data wait: the verdict says so, and
+// no finding it drives is above info (the trace shows the stall once).
+func TestOneStepStallIsNotEachStep(t *testing.T) {
+	b := tt.New()
+	main := b.Thread(1, 1, "python")
+	s := b.Stream(0, 7)
+	start := int64(0)
+	for k, wait := range []int64{0, 100 * ms, 0, 0} {
+		b.Range(main, fmt.Sprintf("ProfilerStep#%d", k+1), start, start+wait+10*ms)
+		if wait > 0 {
+			b.Range(main, "get batch", start, start+wait)
+		}
+		b.Launch(main, s, "gemm", start+wait, start+wait+5*us, start+wait, start+wait+9*ms)
+		start += wait + 10*ms
+	}
+	r := run(t, b.Build(t))
+	if !strings.HasPrefix(r.Verdict, "input-bound: ") || !strings.HasSuffix(r.Verdict, " (100 % of it in one of the 4 steady steps: see the findings)") {
+		t.Errorf("verdict %q", r.Verdict)
+	}
+	for _, f := range r.Findings {
+		if f.Severity > analyze.SeverityInfo {
+			t.Errorf("%s %v: %s", f.ID, f.Severity, f.Title)
+		}
+	}
+	if dl := finding(r, "dataloader-wait"); dl == nil || dl.OneOff == "" || !strings.HasPrefix(dl.Fix, analyze.OneOffFix) {
+		t.Errorf("dataloader-wait %+v", dl)
+	}
+	// The same wait in every step is a per-step cost: an error, no caveat.
+	b = tt.New()
+	main = b.Thread(1, 1, "python")
+	s = b.Stream(0, 7)
+	for k := range 4 {
+		at := int64(k) * 110 * ms
+		b.Range(main, fmt.Sprintf("ProfilerStep#%d", k+1), at, at+110*ms)
+		b.Range(main, "get batch", at, at+100*ms)
+		b.Launch(main, s, "gemm", at+100*ms, at+100*ms+5*us, at+100*ms, at+109*ms)
+	}
+	r = run(t, b.Build(t))
+	if dl := finding(r, "dataloader-wait"); dl == nil || dl.Severity != analyze.SeverityError || dl.OneOff != "" || strings.Contains(r.Verdict, "one of the") {
+		t.Errorf("a wait every step: verdict %q, %+v", r.Verdict, dl)
+	}
+}

@@ -119,6 +119,7 @@ func run(p *analyze.Pass) (any, error) {
 	for k, st := range ix.Steady {
 		waits[k] = data.Covered(st.Start, st.End)
 	}
+	oneOff := ix.OneOff(waits)
 	period, exact := StallPeriod(waits)
 	running := 0 // workers the run already has, from the stall pattern (0: unknown)
 	tBatch := per
@@ -142,6 +143,7 @@ func run(p *analyze.Pass) (any, error) {
 		Evidence:         evidence.Evidence(),
 		Detail: analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS,
 			BatchNS: tBatch, RunningWorkers: running}),
+		OneOff: oneOff,
 	}
 	switch prog {
 	case advice.Training:

@@ -89,7 +89,10 @@ func run(p *analyze.Pass) (any, error) {
 	copyOnly, _ := ix.PerStep(ix.SteadyCovered(ix.Copies.Subtract(ix.Kernels)))
 	top := byCause.Top()
 	f := analyze.Finding{
-		Title:            fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		Title: fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		OneOff: ix.OneOff(ix.PerSteady(func(lo, hi int64) int64 {
+			return (hi - lo) - ix.AnyKernel.Covered(lo, hi)
+		})),
 		WastedNS:         per,
 		Share:            share,
 		EstimatedSpeedup: ix.Speedup(per, copyOnly, share),

@@ -62,6 +62,7 @@ func run(p *analyze.Pass) (any, error) {
 	other := ix.Buckets[index.Other]
 	var total int64
 	var n int
+	perStep := make([]int64, len(ix.Steady))
 	names := map[string]int{}
 	evidence := analyze.NewTop(analyze.MaxEvidence)
 	for _, i := range tl.Tracks[ix.Main].Events {
@@ -83,6 +84,9 @@ func run(p *analyze.Pass) (any, error) {
 			continue
 		}
 		total += w
+		if k := ix.SteadyIndex(e.End); k >= 0 {
+			perStep[k] += w
+		}
 		n++
 		name := timeline.BaseAPIName(tl.Name(e.Name))
 		names[name]++
@@ -115,6 +119,7 @@ func run(p *analyze.Pass) (any, error) {
 		Bound:            "none: the wasted time is already capped at what each call waited for",
 		Evidence:         evidence.Evidence(),
 		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
+		OneOff:           ix.OneOff(perStep),
 		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
 			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
 			"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
