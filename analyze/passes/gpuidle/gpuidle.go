@@ -123,7 +123,7 @@ func run(p *analyze.Pass) (any, error) {
 			launching = short && acts.Thread(ix.Main).OpLaunches(topName)
 		}
 	}
-	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, launching, byCause, gapTotal)
+	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, t.names[top][topName], launching, byCause, gapTotal)
 	p.Report(f)
 	return nil, nil
 }
@@ -176,15 +176,22 @@ func (t *tally) add(th *hostact.Thread, split hostact.Split, lo, hi int64) {
 		if split[c] == 0 {
 			continue
 		}
-		n := th.Name(hostact.Cause(c))
+		var n string
+		credit := split[c]
 		switch hostact.Cause(c) {
 		case hostact.HostOp:
-			n = th.InnermostOp(lo, hi)
+			// The operator is credited the time it spans, not the
+			// gap's operator time that its callers hold around it.
+			var in int64
+			n, in = th.InnermostOpIn(lo, hi)
+			credit = min(credit, in)
 		case hostact.NamedRange:
 			n = th.InnermostRange(lo + (hi-lo)/2)
+		default:
+			n = th.NameIn(hostact.Cause(c), lo, hi)
 		}
 		if n != "" {
-			t.names[c][n] += split[c]
+			t.names[c][n] += credit
 		}
 	}
 }
@@ -235,7 +242,7 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 		case hostact.Uninstrumented:
 			label = "host busy outside any range or CUDA call"
 		default:
-			if n := th.Name(pt.c); n != "" {
+			if n := th.NameIn(pt.c, lo, hi); n != "" {
 				label = fmt.Sprintf("host in %s (%s)", pt.c, n)
 			}
 		}
@@ -260,7 +267,7 @@ func launchOverhead(prog advice.Program) (fix, code string) {
 
 // fixFor points from the symptom to the cause that dominates the gaps, in
 // the terms of the program (PyTorch training or inference, or CUDA).
-func fixFor(prog advice.Program, top hostact.Cause, topName string, launching bool, s hostact.Split, total int64) (fix, code string) {
+func fixFor(prog advice.Program, top hostact.Cause, topName string, topNameNS int64, launching bool, s hostact.Split, total int64) (fix, code string) {
 	if total == 0 {
 		return "The idle time is made of gaps shorter than --min-gap: many small bubbles between kernels. " +
 				"See launch-bound and sync-api; " + prog.Pick("CUDA graphs or torch.compile remove launch overhead.",
@@ -343,12 +350,17 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 				`/* run the host work of iteration i+1 while the GPU runs iteration i */`)
 	case hostact.HostOp:
 		what := "host operators"
-		if topName != "" {
+		switch {
+		case topName != "" && 10*topNameNS >= 9*s[top]:
 			what = units.Clip(topName, 80)
+		case topName != "":
+			// The operator's own share: the operators around it hold
+			// the rest.
+			what = fmt.Sprintf("host operators, most in %s (%s of the idle gaps)", units.Clip(topName, 80), units.Pct(float64(topNameNS)/float64(total)))
 		}
 		if launching {
 			fix, code := launchOverhead(prog)
-			return "Most idle gaps (" + share + ") are host time inside " + what + ", an operator that launches the GPU's work: " +
+			return "Most idle gaps (" + share + ") are host time inside " + what + ", which launches the GPU's work: " +
 				"the host takes longer to dispatch and launch it than the kernels run. " + fix, code
 		}
 		return "Most idle gaps (" + share + ") are host work in " + what + " while the GPU waits: " +

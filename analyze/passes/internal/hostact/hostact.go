@@ -50,8 +50,9 @@ func (c Cause) String() string { return causeNames[c] }
 // Thread holds one thread's activity sets, disjoint by priority.
 type Thread struct {
 	sets [NumCauses - 1]ivl.Set
-	// names[c] is the most common event name of cause c, for reports.
-	names [NumCauses - 1]string
+	// named[c] are the events of cause c (sorted by start) with the
+	// running maximum of their ends, to name what a window held.
+	named [NumCauses - 1]namedList
 	// ranges are the named ranges and ops the host operators, for the
 	// innermost-name lookups, with the index in the same list of each
 	// one's enclosing event (-1: none).
@@ -111,12 +112,10 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		}
 	}
 	var raw [NumCauses - 1][]ivl.Interval
+	var names [NumCauses - 1][]timeline.NameID
 	for k := range raw {
 		raw[k] = make([]ivl.Interval, 0, n[k])
-	}
-	counts := [NumCauses - 1]map[timeline.NameID]int{}
-	for i := range counts {
-		counts[i] = map[timeline.NameID]int{}
+		names[k] = make([]timeline.NameID, 0, n[k])
 	}
 	th := &Thread{tl: tl, launches: c.ix.LaunchCalls(t), ranges: make([]int32, 0, nRanges), ops: make([]int32, 0, nOps)}
 	for _, i := range evs {
@@ -129,8 +128,11 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 			// two-clock split: pinning would not remove them.
 			part, waits := index.SplitCopyCall(tl, e)
 			raw[CopyCall] = append(raw[CopyCall], part)
-			raw[SyncCall] = append(raw[SyncCall], waits...)
-			counts[CopyCall][e.Name] += int(part.Len())
+			names[CopyCall] = append(names[CopyCall], e.Name)
+			for _, w := range waits {
+				raw[SyncCall] = append(raw[SyncCall], w)
+				names[SyncCall] = append(names[SyncCall], e.Name)
+			}
 			continue
 		case cause < 0:
 			continue
@@ -140,23 +142,15 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 			th.ranges = append(th.ranges, i)
 		}
 		raw[cause] = append(raw[cause], ivl.Interval{Start: e.Start, End: e.End})
-		counts[cause][e.Name] += int(e.Dur())
+		names[cause] = append(names[cause], e.Name)
 	}
 	var unions [NumCauses - 1]ivl.Set
 	for k := range raw {
+		th.named[k] = newNamedList(raw[k], names[k]) // before Union, which sorts raw[k] in place
 		unions[k] = ivl.Union(raw[k])
 	}
 	// Disjoint by priority: each cause less the causes before it.
 	copy(th.sets[:], ivl.Layers(unions[:]...))
-	for k := range raw {
-		best, bestN := timeline.NameID(0), -1
-		for id, n := range counts[k] {
-			if n > bestN || (n == bestN && tl.Name(id) < tl.Name(best)) {
-				best, bestN = id, n
-			}
-		}
-		th.names[k] = timeline.BaseAPIName(tl.Name(best))
-	}
 	th.rangeParent, th.opParent = parents(tl, th.ranges), parents(tl, th.ops)
 	c.m[t] = th
 	return th
@@ -233,13 +227,68 @@ func (th *Thread) Split(lo, hi int64) Split {
 	return s
 }
 
-// Name returns the dominant event name of cause c on this thread (the
-// one with the most time), or "".
-func (th *Thread) Name(c Cause) string {
+// NameIn returns the name of the events of cause c with the most time in
+// [lo, hi) (API names without their version suffix; ties: the outer of
+// nested events, then the smaller name), or "": what this window held, not the thread's whole trace (a
+// gap in a cudaMemcpyAsync's wait is named for it, not for the trace's
+// one cudaDeviceSynchronize). Cost: O(log n + the events overlapping).
+func (th *Thread) NameIn(c Cause, lo, hi int64) string {
 	if c >= Uninstrumented {
 		return ""
 	}
-	return th.names[c]
+	l := &th.named[c]
+	type time struct {
+		ivs   []ivl.Interval
+		in    int64
+		first int64
+	}
+	by := map[timeline.NameID]*time{}
+	for k := sort.Search(len(l.ivs), func(k int) bool { return l.ivs[k].Start >= hi }) - 1; k >= 0 && l.maxEnd[k] > lo; k-- {
+		if s, e := max(l.ivs[k].Start, lo), min(l.ivs[k].End, hi); e > s {
+			t := by[l.names[k]]
+			if t == nil {
+				t = &time{}
+				by[l.names[k]] = t
+			}
+			t.ivs = append(t.ivs, ivl.Interval{Start: s, End: e})
+			t.first = l.ivs[k].Start // k descends: the earliest start last
+		}
+	}
+	best, bt := "", &time{}
+	for id, t := range by {
+		t.in = ivl.Union(t.ivs).Len() // nested events of one name count once
+		n := timeline.BaseAPIName(th.tl.Name(id))
+		// Ties (nested ranges): the outer one, which starts first.
+		if best == "" || t.in > bt.in || (t.in == bt.in && (t.first < bt.first || (t.first == bt.first && n < best))) {
+			best, bt = n, t
+		}
+	}
+	return best
+}
+
+// namedList is a cause's events, sorted by start, with their names and
+// the running maximum of their ends.
+type namedList struct {
+	ivs    []ivl.Interval
+	names  []timeline.NameID
+	maxEnd []int64
+}
+
+func newNamedList(ivs []ivl.Interval, names []timeline.NameID) namedList {
+	idx := make([]int, len(ivs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ivs[idx[a]].Start < ivs[idx[b]].Start })
+	l := namedList{ivs: make([]ivl.Interval, len(ivs)), names: make([]timeline.NameID, len(ivs)), maxEnd: make([]int64, len(ivs))}
+	for k, i := range idx {
+		l.ivs[k], l.names[k] = ivs[i], names[i]
+		l.maxEnd[k] = ivs[i].End
+		if k > 0 {
+			l.maxEnd[k] = max(l.maxEnd[k], l.maxEnd[k-1])
+		}
+	}
+	return l
 }
 
 // RangeLaunches reports whether ranges of that name on this thread
@@ -269,7 +318,8 @@ func (th *Thread) launchesIn(list []int32, name string) bool {
 // InnermostRange is the name of the innermost named range covering t, or
 // "".
 func (th *Thread) InnermostRange(t int64) string {
-	return innermost(th.tl, th.ranges, th.rangeParent, t, t, t+1)
+	name, _ := innermost(th.tl, th.ranges, th.rangeParent, t, t, t+1)
+	return name
 }
 
 // InnermostOp is the name of the innermost host operator (cpu_op,
@@ -277,20 +327,28 @@ func (th *Thread) InnermostRange(t int64) string {
 // host was running through most of a gap, at the deepest level that still
 // spans it (a preprocessing function rather than the interpreter's main).
 func (th *Thread) InnermostOp(lo, hi int64) string {
+	name, _ := th.InnermostOpIn(lo, hi)
+	return name
+}
+
+// InnermostOpIn is InnermostOp with the time the operator covers of
+// [lo, hi) (0 with "").
+func (th *Thread) InnermostOpIn(lo, hi int64) (string, int64) {
 	return innermost(th.tl, th.ops, th.opParent, lo+(hi-lo)/2, lo, hi)
 }
 
 // innermost returns the name of the innermost event of list (sorted by
 // start, nested, with parent links) that covers t and at least half of
-// [lo, hi). Cost: a binary search, then a walk up the enclosing events.
-func innermost(tl *timeline.Timeline, list, parent []int32, t, lo, hi int64) string {
+// [lo, hi), and the time it covers of [lo, hi). Cost: a binary search,
+// then a walk up the enclosing events.
+func innermost(tl *timeline.Timeline, list, parent []int32, t, lo, hi int64) (string, int64) {
 	ev := tl.Events
 	k := int32(sort.Search(len(list), func(k int) bool { return ev[list[k]].Start > t }) - 1)
 	for ; k >= 0; k = parent[k] {
 		e := &ev[list[k]]
-		if e.End > t && 2*(min(e.End, hi)-max(e.Start, lo)) >= hi-lo {
-			return tl.Name(e.Name)
+		if in := min(e.End, hi) - max(e.Start, lo); e.End > t && 2*in >= hi-lo {
+			return tl.Name(e.Name), in
 		}
 	}
-	return ""
+	return "", 0
 }
