@@ -124,8 +124,23 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, t.names[top][topName], launching, byCause, gapTotal)
+	if 2*copyOnly >= per {
+		// The host's activity explains the gaps only in part: the GPU
+		// moves data through them, and no host fix removes that.
+		f.Fix = fmt.Sprintf("Copies run with no kernel beside them through %s of this idle time (%s per step): the GPU waits for "+
+			"its transfers more than for the host (see sync-memcpy and copy-compute-serial; the estimate keeps the copies). "+
+			"Of the rest: ", units.Pct(float64(copyOnly)/float64(per)), units.Dur(copyOnly)) + lowerFirst(f.Fix)
+	}
 	p.Report(f)
 	return nil, nil
+}
+
+// lowerFirst lowers the first letter of a sentence that follows another.
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
 }
 
 // launcher finds the host thread that launched the first kernel starting
