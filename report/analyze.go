@@ -18,8 +18,15 @@ const textWidth = 100
 // analyzeText writes the terminal report: verdict first, then the step
 // split, then findings by wasted time with fix, code and evidence, then what
 // the input could not show.
-func analyzeText(p *printer, r *audit.Analysis) {
+// alone (the trace read by itself, not as a rank of a job) adds the
+// rank note (aloneNote).
+func analyzeText(p *printer, r *audit.Analysis, alone bool) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
+	if n := aloneNote(r); alone && n != "" {
+		for _, l := range wrap(n, textWidth) {
+			p.line("%s", l)
+		}
+	}
 	p.line("%s", r.Verdict)
 	p.line("")
 	writeStepsText(p, r)
@@ -87,6 +94,16 @@ func notObservableText(p *printer, r *audit.Analysis) {
 			}
 		}
 	}
+}
+
+// aloneNote says, for one rank of a larger job read by itself, that what
+// holds it back from outside needs the other ranks' traces, else "".
+func aloneNote(r *audit.Analysis) string {
+	if r.Rank == nil || r.WorldSize == nil || *r.WorldSize < 2 {
+		return ""
+	}
+	return fmt.Sprintf("rank %d of %d, read alone: whether another rank holds this one back (a straggler, waits in collectives) "+
+		"needs all %d ranks' traces (traceaudit analyze DIR, or traceaudit job rank*.json)", *r.Rank, *r.WorldSize, *r.WorldSize)
 }
 
 // stepsSummary says how many steady steps there are, their median and

@@ -181,6 +181,9 @@ func ct(s string) htmlCell   { return htmlCell{Text: s} }
 func analyzeHTML(r *audit.Analysis) htmlPage {
 	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
 	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
+	if n := aloneNote(r); n != "" {
+		pg.Sub = append(pg.Sub, n)
+	}
 	s := r.Steps
 	lead := stepsSummary(s, func(s string) string { return s })
 	comm := HasComm(r)

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -28,5 +29,33 @@ func TestTopFinding(t *testing.T) {
 		if got := topFinding(&audit.Analysis{Findings: c.fs}); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// One rank of a larger job read by itself says that a straggler needs the
+// other ranks' traces, in every format; read as a rank of its job, or
+// without a world size, it says nothing of the kind.
+func TestAloneRankNote(t *testing.T) {
+	rank, world, one := 0, 8, 1
+	r := &audit.Analysis{File: "r0.json", Format: "chrome-trace", Verdict: "host-bound: x", Identity: audit.Identity{Rank: &rank, WorldSize: &world},
+		Findings: []analyze.Finding{}, NotObservable: []analyze.NotObservable{}}
+	const want = "rank 0 of 8, read alone: whether another rank holds this one back"
+	for _, f := range []Format{Text, Markdown, HTML} {
+		var b strings.Builder
+		if err := Render(&b, f, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s: no rank note", f)
+		}
+	}
+	var p strings.Builder
+	analyzeText(&printer{w: &p, clean: termSafe}, r, false)
+	if strings.Contains(p.String(), "read alone") {
+		t.Error("a rank of a job read as a job says it was read alone")
+	}
+	r.WorldSize = &one
+	if aloneNote(r) != "" {
+		t.Error("a world of one")
 	}
 }

@@ -93,13 +93,13 @@ func renderText(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: termSafe, color: o.Color}
 	switch d := doc.(type) {
 	case *audit.Analysis:
-		analyzeText(p, d)
+		analyzeText(p, d, true)
 	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
 				p.line("")
 			}
-			analyzeText(p, r)
+			analyzeText(p, r, true)
 		}
 	case *job.Report:
 		jobText(p, d)
@@ -126,7 +126,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: mdSafe}
 	switch d := doc.(type) {
 	case *audit.Analysis:
-		analyzeMarkdown(p, d, o)
+		analyzeMarkdown(p, d, o, true)
 	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
@@ -134,7 +134,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 				p.line("---")
 				p.line("")
 			}
-			analyzeMarkdown(p, r, o)
+			analyzeMarkdown(p, r, o, true)
 		}
 	case *job.Report:
 		jobMarkdown(p, d, o)
