@@ -18,6 +18,7 @@ package outdir
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,7 +72,7 @@ func check(dir string) (state, []string, error) {
 	case errors.Is(err, os.ErrNotExist):
 		return missing, nil, nil
 	case err != nil:
-		return 0, nil, fmt.Errorf("%s: %w", dir, err)
+		return 0, nil, pathErr(dir, err)
 	case st.Mode()&os.ModeSymlink != 0:
 		return 0, nil, refuse(dir, "is a symbolic link: give the folder itself, or a new one")
 	case !st.IsDir():
@@ -79,7 +80,7 @@ func check(dir string) (state, []string, error) {
 	}
 	es, err := os.ReadDir(clean)
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: %w", dir, err)
+		return 0, nil, pathErr(dir, err)
 	}
 	if len(es) == 0 {
 		return empty, nil, nil
@@ -108,7 +109,7 @@ func check(dir string) (state, []string, error) {
 func protected(dir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+		return pathErr(dir, err)
 	}
 	real := abs
 	if r, err := filepath.EvalSymlinks(abs); err == nil {
@@ -134,6 +135,26 @@ func protected(dir string) error {
 		}
 	}
 	return nil
+}
+
+// pathErr is an error about the folder dir in one line that names it once
+// and says the system's reason without the temporary paths and system
+// call names it came with ("mkdir /proc/.x.tmp-1: ..."); EBUSY is a mount
+// point, which cannot be replaced.
+func pathErr(dir string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.Is(err, syscall.EBUSY):
+		return fmt.Errorf("%s: %w (a mount point cannot be replaced: give a folder inside it)", dir, syscall.EBUSY)
+	case errors.Is(err, syscall.ENOTDIR):
+		return fmt.Errorf("%s: %w: a part of the path is a file", dir, syscall.ENOTDIR)
+	case errors.As(err, &pe):
+		return fmt.Errorf("%s: %w", dir, pe.Err)
+	case errors.As(err, &le):
+		return fmt.Errorf("%s: %w", dir, le.Err)
+	}
+	return fmt.Errorf("%s: %w", dir, err)
 }
 
 // readMarker returns the file names a marker lists.
@@ -170,15 +191,16 @@ func New(dir string) (*Writer, error) {
 	dir = filepath.Clean(dir)
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, pathErr(dir, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		// The folder beside which the report is written refuses files.
+		return nil, fmt.Errorf("%w (traceaudit writes the report beside it first, in %s)", pathErr(dir, err), parent)
 	}
 	if err := keepMode(tmp, dir); err != nil {
 		os.RemoveAll(tmp)
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, pathErr(dir, err)
 	}
 	return &Writer{dir: dir, tmp: tmp}, nil
 }
@@ -244,7 +266,7 @@ func (w *Writer) Commit() error {
 		// refuses any existing folder, so the system call is used).
 		if err := syscall.Rename(w.tmp, w.dir); err != nil {
 			w.Abort()
-			return fmt.Errorf("%s: %w", w.dir, err)
+			return pathErr(w.dir, err)
 		}
 		w.tmp = ""
 		return nil
@@ -257,7 +279,7 @@ func (w *Writer) Commit() error {
 	if err := os.Rename(w.tmp, w.dir); err != nil {
 		os.Rename(old, w.dir)
 		w.Abort()
-		return fmt.Errorf("%s: %w", w.dir, err)
+		return pathErr(w.dir, err)
 	}
 	w.tmp = ""
 	// Remove only what the old marker listed; should anything else have
@@ -276,7 +298,7 @@ func (w *Writer) Commit() error {
 func (w *Writer) writeMarker() error {
 	es, err := os.ReadDir(w.tmp)
 	if err != nil {
-		return fmt.Errorf("%s: %w", w.dir, err)
+		return pathErr(w.dir, err)
 	}
 	var b strings.Builder
 	b.WriteString(markerHeader + "\n")

@@ -2,11 +2,13 @@ package outdir
 
 import (
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -341,5 +343,26 @@ func TestRefusesAPreviousReportItCannotReplace(t *testing.T) {
 	}
 	if got := entries(t, parent); len(got) != 1 {
 		t.Errorf("left in the parent: %v", got)
+	}
+}
+
+// Errors name the folder once, with the system's reason and what it means,
+// not the temporary path or the system call.
+func TestPathErrors(t *testing.T) {
+	parent := t.TempDir()
+	file := filepath.Join(parent, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(filepath.Join(file, "sub")); err == nil || err.Error() != file+"/sub: not a directory: a part of the path is a file" {
+		t.Errorf("under a file: %v", err)
+	}
+	busy := pathErr("mnt", &os.LinkError{Op: "rename", Old: ".mnt.tmp-1", New: "mnt", Err: syscall.EBUSY})
+	if !errors.Is(busy, syscall.EBUSY) || busy.Error() != "mnt: device or resource busy (a mount point cannot be replaced: give a folder inside it)" {
+		t.Errorf("busy: %v", busy)
+	}
+	pe := pathErr("x", &fs.PathError{Op: "mkdir", Path: "/proc/.x.tmp-1", Err: syscall.ENOENT})
+	if pe.Error() != "x: no such file or directory" {
+		t.Errorf("path error: %v", pe)
 	}
 }
