@@ -82,3 +82,28 @@ func TestWindowStepsGiveNoSpeedup(t *testing.T) {
 		}
 	}
 }
+
+// A finding whose share rose but whose time per step fell by more than the
+// noise persists; the same time in a larger share still regressed.
+func TestLessTimeIsNotARegression(t *testing.T) {
+	side := func(sev analyze.Severity, share float64, wasted int64) analyze.Finding {
+		return analyze.Finding{ID: "gpu-idle", Severity: sev, Share: share, WastedNS: wasted}
+	}
+	const W, E = analyze.SeverityWarning, analyze.SeverityError
+	for _, c := range []struct {
+		name          string
+		before, after analyze.Finding
+		want          string
+	}{
+		{"68 ms -> 9.6 ms a step, 26 % -> 31 %", side(W, 0.26, 68_000_000), side(W, 0.31, 9_600_000), "persisting"},
+		{"less time, but an error now", side(W, 0.45, 68_000_000), side(E, 0.55, 30_000_000), "persisting"},
+		{"the same time, a larger share", side(W, 0.26, 10_000_000), side(W, 0.40, 10_000_000), "regressed"},
+		{"more time", side(W, 0.26, 10_000_000), side(W, 0.31, 12_000_000), "regressed"},
+		{"a tenth less is noise", side(W, 0.26, 10_000_000), side(W, 0.31, 9_500_000), "regressed"},
+	} {
+		d := Compare(rep(100, c.before), rep(30, c.after))
+		if got := d.Changes[0].Status; got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
+	}
+}
