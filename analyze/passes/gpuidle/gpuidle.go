@@ -124,6 +124,9 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	f.Fix, f.Code = fixFor(advice.Of(ix), top, topName, t.names[top][topName], launching, byCause, gapTotal)
+	if note := profilerNote(ix, p.Timeline, top); note != "" {
+		f.Fix += " " + note
+	}
 	if 2*copyOnly >= per {
 		// The host's activity explains the gaps only in part: the GPU
 		// moves data through them, and no host fix removes that.
@@ -133,6 +136,45 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	p.Report(f)
 	return nil, nil
+}
+
+// The cost of one event torch.profiler records, least and most: what the
+// replay calibration measured on an H200 box (README, "The profiler's own
+// cost": 0.58 to 2.44 µs an event across runs and loops).
+const (
+	ProfilerEventLoNS = 600
+	ProfilerEventHiNS = 2_400
+)
+
+// profilerNote says, for a PyTorch profiler trace whose gaps are host
+// time, how much of the step the profiler's own events may take when that
+// is 5 % of it or more at the least cost, else "": host-bound figures of a
+// densely recorded trace (with_stack, record_shapes) include the profiler.
+func profilerNote(ix *index.Index, tl *timeline.Timeline, top hostact.Cause) string {
+	if tl.Source.Format != "chrome-trace" || !ix.HasMain || len(ix.Steady) == 0 || ix.SteadyNS <= 0 {
+		return ""
+	}
+	switch top {
+	case hostact.HostOp, hostact.NamedRange, hostact.Uninstrumented:
+	default:
+		return ""
+	}
+	n := 0
+	for _, i := range tl.Tracks[ix.Main].Events {
+		if e := &tl.Events[i]; e.Kind != timeline.KindOS && ix.InSteady(e.Start) {
+			n++
+		}
+	}
+	perStep := float64(n) / float64(len(ix.Steady))
+	step := float64(ix.SteadyNS) / float64(len(ix.Steady))
+	lo, hi := perStep*ProfilerEventLoNS/step, perStep*ProfilerEventHiNS/step
+	if lo < 0.05 {
+		return ""
+	}
+	return fmt.Sprintf("The trace records %.0f events a step on the launching thread: at %s to %s an event (torch.profiler, measured on an H200), "+
+		"the profiler itself may take %s to %s of the step, host time this trace counts and the unprofiled loop does not: time the loop "+
+		"without the profiler (or profile without with_stack and record_shapes) before trusting the estimate.",
+		perStep, units.Dur(ProfilerEventLoNS), units.Dur(ProfilerEventHiNS), units.Pct(lo), units.Pct(min(hi, 1)))
 }
 
 // lowerFirst lowers the first letter of a sentence that follows another.
