@@ -146,12 +146,13 @@ const (
 	ProfilerEventHiNS = 2_400
 )
 
-// profilerNote says, for a PyTorch profiler trace whose gaps are host
+// profilerNote says, for a PyTorch profiler trace (a profiler that records
+// its own annotations: Observed.CanAnnotations) whose gaps are host
 // time, how much of the step the profiler's own events may take when that
 // is 5 % of it or more at the least cost, else "": host-bound figures of a
 // densely recorded trace (with_stack, record_shapes) include the profiler.
 func profilerNote(ix *index.Index, tl *timeline.Timeline, top hostact.Cause) string {
-	if tl.Source.Format != "chrome-trace" || !ix.HasMain || len(ix.Steady) == 0 || ix.SteadyNS <= 0 {
+	if !tl.Observed.CanAnnotations || !ix.HasMain || len(ix.Steady) == 0 || ix.SteadyNS <= 0 {
 		return ""
 	}
 	switch top {
