@@ -223,6 +223,10 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 		// Report progress in compressed bytes, whose total is known.
 		copts.Progress = func(int64, int64) { opts.Progress(zr.counted.n.Load(), size) }
 	}
+	// The parser's warnings wait for the decompressor's verdict: a cut
+	// gzip stream and the JSON it cut short are one truncation, one line.
+	var warns []string
+	copts.Warn = func(msg string) { warns = append(warns, msg) }
 	tl, err := chrome.Parse(zr, src, copts)
 	lost := zr.Close() // stops the decompressor if the parser quit early
 	if err != nil {
@@ -231,8 +235,18 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 		}
 		return nil, err
 	}
-	if lost != nil && opts.Warn != nil {
-		opts.Warn(fmt.Sprintf("%s: the gzip stream is truncated after %d compressed bytes; events after the cut are lost", path, zr.counted.n.Load()))
+	at := zr.counted.n.Load()
+	merged := false
+	for _, msg := range warns {
+		if rest, ok := strings.CutPrefix(msg, "truncated: "); ok && lost != nil {
+			msg, merged = fmt.Sprintf("truncated (the gzip stream ends after %d compressed bytes): %s", at, rest), true
+		}
+		if opts.Warn != nil {
+			opts.Warn(msg)
+		}
+	}
+	if lost != nil && !merged && opts.Warn != nil {
+		opts.Warn(fmt.Sprintf("%s: the gzip stream is truncated after %d compressed bytes; events after the cut are lost", path, at))
 	}
 	return tl, nil
 }
