@@ -5,13 +5,13 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
@@ -251,19 +251,8 @@ func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
 			t.Fatal(err)
 		}
 		var summaries []string
-		for i, f := range files {
-			one, err := Analyze([]string{f}, Options{})
-			if err != nil || one.Kind != KindSingle {
-				t.Fatalf("%s: %v", f, err)
-			}
-			b, err := json.Marshal(one.Single)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := filepath.Join(t.TempDir(), fmt.Sprintf("rank%d.json", i))
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		for _, f := range files {
+			p, _ := writeSummary(t, f)
 			summaries = append(summaries, p)
 		}
 		reduced, err := Reduce([]string{summaries[1], summaries[0]}, Options{})
@@ -291,25 +280,9 @@ func TestReduceOverPerRankJSONEqualsFolder(t *testing.T) {
 	if err != nil || again.Job.Straggler == nil || again.Job.Straggler.Rank != 1 {
 		t.Fatalf("job document: %v", err)
 	}
-	single, err := Analyze([]string{testfix.Project("r0_baseline.pt.trace.json.gz")}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = json.Marshal(single.Single)
-	q := filepath.Join(t.TempDir(), "r0.json")
-	if err := os.WriteFile(q, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	other, err := Analyze([]string{testfix.Project("r3_streams.pt.trace.json.gz")}, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ = json.Marshal(other.Single)
-	q3 := filepath.Join(t.TempDir(), "r3.json")
-	if err := os.WriteFile(q3, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if j, err := Reduce([]string{q3, q}, Options{}); err != nil || *j.Ranks[1].Rank != 1 || j.Ranks[1].File != single.Single.File || j.Job.MatchedCollectives != 0 {
+	q, single := writeSummary(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	q3, _ := writeSummary(t, testfix.Project("r3_streams.pt.trace.json.gz"))
+	if j, err := Reduce([]string{q3, q}, Options{}); err != nil || *j.Ranks[1].Rank != 1 || j.Ranks[1].File != single.File || j.Job.MatchedCollectives != 0 {
 		t.Errorf("summaries without ranks take argument order: %v", err)
 	}
 	// One rank's analysis given twice is refused, not counted as two ranks.
@@ -409,6 +382,25 @@ func TestMemoryLimit(t *testing.T) {
 	if got != MinLimit || got >= prev {
 		t.Errorf("kept limit %d, want %d", got, MinLimit)
 	}
+}
+
+// writeSummary analyses one trace alone and writes its JSON summary, as a
+// task per rank does: the file and the analysis.
+func writeSummary(t *testing.T, trace string) (string, *audit.Analysis) {
+	t.Helper()
+	res, err := Analyze([]string{trace}, Options{})
+	if err != nil || res.Kind != KindSingle {
+		t.Fatalf("%s: %v", trace, err)
+	}
+	b, err := json.Marshal(res.Single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), filepath.Base(trace)+".json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, res.Single
 }
 
 // The reduce says what is wrong with a bad analysis file in a user's

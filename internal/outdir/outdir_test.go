@@ -268,6 +268,21 @@ func TestCommitRechecks(t *testing.T) {
 	}
 }
 
+// writeReport writes a report folder of one report.md at dir.
+func writeReport(t *testing.T, dir, text string) {
+	t.Helper()
+	w, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.File("report.md", []byte(text)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A user's empty folder, and a previous report, keep their mode (the
 // set-group-ID bit included) when the report takes their place; a new
 // folder is 0755.
@@ -280,18 +295,7 @@ func TestKeepsTheFolderMode(t *testing.T) {
 		}
 		return st.Mode() & (os.ModePerm | os.ModeSetgid | os.ModeSticky)
 	}
-	write := func(dir string) {
-		w, err := New(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.File("report.md", []byte("r")); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Commit(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	write := func(dir string) { writeReport(t, dir, "r") }
 	group := filepath.Join(parent, "group")
 	if err := os.Mkdir(group, 0o700); err != nil {
 		t.Fatal(err)
@@ -329,11 +333,7 @@ func TestRefusesAPreviousReportItCannotReplace(t *testing.T) {
 	}
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "audit")
-	w, _ := New(dir)
-	w.File("report.md", []byte("old"))
-	if err := w.Commit(); err != nil {
-		t.Fatal(err)
-	}
+	writeReport(t, dir, "old")
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
