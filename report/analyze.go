@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
@@ -223,7 +224,7 @@ func at(ns int64) string {
 func wrap(s string, width int) []string {
 	var lines []string
 	for _, para := range strings.Split(s, "\n") {
-		words := strings.Fields(para)
+		words := glueUnits(strings.Fields(para))
 		cur := ""
 		for _, w := range words {
 			if cur != "" && len([]rune(cur))+1+len([]rune(w)) > width {
@@ -239,6 +240,26 @@ func wrap(s string, width int) []string {
 		lines = append(lines, cur)
 	}
 	return lines
+}
+
+// units that stay on the line of the number before them ("23 %", not
+// "23" at a line's end and "%" on the next).
+var unitWords = map[string]bool{"%": true, "ns": true, "µs": true, "us": true, "ms": true, "s": true, "B": true, "kB": true, "KB": true,
+	"MB": true, "GB": true, "KiB": true, "MiB": true, "GiB": true, "GB/s": true}
+
+// glueUnits joins each unit word (with its trailing punctuation) to the
+// number before it, so that wrap never breaks between them.
+func glueUnits(words []string) []string {
+	out := words[:0:0]
+	for _, w := range words {
+		u := strings.TrimRight(w, ",;:.)")
+		if n := len(out); n > 0 && unitWords[u] && strings.IndexFunc(out[n-1][len(out[n-1])-1:], unicode.IsDigit) == 0 {
+			out[n-1] += " " + w
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 // MaxSeverity is the highest severity among the reports' findings.

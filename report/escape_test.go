@@ -94,3 +94,21 @@ func TestMermaidLabelAndCSV(t *testing.T) {
 		}
 	}
 }
+
+// wrap never leaves a unit at the start of a line, away from its number.
+func TestWrapKeepsUnitsWithTheirNumbers(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		{"aaaa 23 %, bb", 7, []string{"aaaa", "23 %,", "bb"}},
+		{"idle 253 ms; host", 9, []string{"idle", "253 ms;", "host"}},
+		{"x 1.5 GB/s) y", 5, []string{"x", "1.5 GB/s)", "y"}},
+		{"in s and ms", 3, []string{"in", "s", "and", "ms"}}, // no number before
+	} {
+		if got := wrap(c.in, c.width); strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("wrap(%q, %d) = %q, want %q", c.in, c.width, got, c.want)
+		}
+	}
+}

@@ -244,7 +244,9 @@ func (t *tally) add(th *hostact.Thread, split hostact.Split, lo, hi int64) {
 			n, in = th.InnermostOpIn(lo, hi)
 			credit = min(credit, in)
 		case hostact.NamedRange:
-			n = th.InnermostRange(lo + (hi-lo)/2)
+			if n = th.InnermostRange(lo + (hi-lo)/2); n == "" {
+				n = th.NameIn(hostact.NamedRange, lo, hi)
+			}
 		default:
 			n = th.NameIn(hostact.Cause(c), lo, hi)
 		}
@@ -289,7 +291,11 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 		label := "host in " + pt.c.String()
 		switch pt.c {
 		case hostact.NamedRange:
-			if n := th.InnermostRange(lo + (hi-lo)/2); n != "" {
+			n := th.InnermostRange(lo + (hi-lo)/2)
+			if n == "" {
+				n = th.NameIn(pt.c, lo, hi) // the middle of the gap is in none
+			}
+			if n != "" {
 				label = fmt.Sprintf("host in range %q", n)
 			}
 		case hostact.HostOp:
