@@ -97,9 +97,15 @@ func notObservableText(p *printer, r *audit.Analysis) {
 	}
 }
 
-// aloneNote says, for one rank of a larger job read by itself, that what
-// holds it back from outside needs the other ranks' traces, else "".
+// aloneNote says, for one rank of a larger job read by itself (a world
+// size over 1, or MPI calls on its main thread), that what holds it back
+// from outside needs the other ranks' traces, else "".
 func aloneNote(r *audit.Analysis) string {
+	if (r.WorldSize == nil || *r.WorldSize < 2) && len(r.MPICalls) > 0 {
+		return fmt.Sprintf("one process of an MPI program, read alone: its MPI calls (%s) wait for ranks whose processes this trace "+
+			"does not hold, so the time in them is set by those ranks; profile every rank (nsys profile ... under mpirun) to see which one",
+			strings.Join(r.MPICalls, ", "))
+	}
 	if r.Rank == nil || r.WorldSize == nil || *r.WorldSize < 2 {
 		return ""
 	}

@@ -58,4 +58,10 @@ func TestAloneRankNote(t *testing.T) {
 	if aloneNote(r) != "" {
 		t.Error("a world of one")
 	}
+	// An MPI program's process (no world size recorded) says which calls
+	// wait for the ranks that are not here.
+	r.Rank, r.WorldSize, r.MPICalls = nil, nil, []string{"MPI_Recv", "MPI_Send"}
+	if n := aloneNote(r); !strings.HasPrefix(n, "one process of an MPI program, read alone: its MPI calls (MPI_Recv, MPI_Send) wait") {
+		t.Errorf("MPI note %q", n)
+	}
 }

@@ -437,3 +437,28 @@ func TestOneStepStallIsNotEachStep(t *testing.T) {
 		t.Errorf("a wait every step: verdict %q, %+v", r.Verdict, dl)
 	}
 }
+
+// The MPI functions the main thread spends the steady steps in, most time
+// first, up to 3; none outside the steady steps, none in a CUDA program.
+func TestMPICalls(t *testing.T) {
+	b := tt.New()
+	main := b.Thread(1, 1, "MPI Rank 0")
+	s := b.Stream(0, 7)
+	b.Range(main, "MPI_Init", 0, 50*ms) // start-up, before the steps
+	for k := range 4 {
+		at := 100*ms + int64(k)*10*ms
+		b.Range(main, "saxpy", at, at+10*ms)
+		b.Range(main, "MPI_Recv", at, at+3*ms)
+		b.Range(main, "MPI_Send", at+3*ms, at+4*ms)
+		b.Range(main, "MPI_Barrier", at+4*ms, at+4*ms+100*us)
+		b.Range(main, "MPI_Wtime", at+4*ms+100*us, at+4*ms+110*us)
+		b.Launch(main, s, "saxpy_kernel", at+5*ms, at+5*ms+5*us, at+5*ms, at+9*ms)
+	}
+	r := run(t, b.Build(t))
+	if got := strings.Join(r.MPICalls, ","); got != "MPI_Recv,MPI_Send,MPI_Barrier" {
+		t.Errorf("MPI calls %q (steps from %s)", got, r.Steps.Source)
+	}
+	if r := run(t, inputBound(5).Build(t)); r.MPICalls != nil {
+		t.Errorf("a CUDA program's MPI calls: %v", r.MPICalls)
+	}
+}

@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"cmp"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
@@ -57,6 +60,10 @@ type Identity struct {
 	// process id of its main thread (as the input records it).
 	Device *int64 `json:"device,omitempty"`
 	PID    *int64 `json:"pid,omitempty"`
+	// MPICalls are the MPI functions the main thread spends the most
+	// time in over the steady steps (up to 3, most first): an MPI
+	// program's process, whose peers' processes may not be in the input.
+	MPICalls []string `json:"mpi_calls,omitempty"`
 }
 
 // collectives converts the collective index of a run.
@@ -88,6 +95,7 @@ func identity(r *Analysis, ix *index.Index) {
 			r.WorldSize = &ws
 		}
 	}
+	r.MPICalls = mpiCalls(ix)
 	if !tl.Dist.Known && len(r.Collectives) == 0 {
 		return // a single-GPU trace: nothing to place in a job
 	}
@@ -103,4 +111,28 @@ func identity(r *Analysis, ix *index.Index) {
 		pid := tl.Tracks[ix.Main].PID
 		r.PID = &pid
 	}
+}
+
+// mpiCalls are the MPI functions (MPI_*) the main thread spends the most
+// time in over the steady steps, up to 3, most first (ties: by name).
+func mpiCalls(ix *index.Index) []string {
+	if !ix.HasMain {
+		return nil
+	}
+	tl := ix.TL
+	by := map[string]int64{}
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if name := tl.Name(e.Name); strings.HasPrefix(name, "MPI_") && ix.InSteady(e.Start) {
+			by[name] += e.Dur()
+		}
+	}
+	names := slices.Collect(maps.Keys(by))
+	slices.SortFunc(names, func(a, b string) int {
+		if c := cmp.Compare(by[b], by[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return names[:min(len(names), 3)]
 }
