@@ -16,14 +16,13 @@ import (
 // textWidth is where the text report wraps prose.
 const textWidth = 100
 
-// analyzeText writes the terminal report: verdict first, then the step
-// split, then findings by wasted time with fix, code and evidence, then what
-// the input could not show.
-// alone (the trace read by itself, not as a rank of a job) adds the
-// rank note (aloneNote).
-func analyzeText(p *printer, r *audit.Analysis, alone bool) {
+// analyzeText writes the terminal report of a trace read by itself (a
+// job's report is jobText): its rank note (aloneNote) where it is one rank
+// of several, the verdict, then the step split, then findings by wasted
+// time with fix, code and evidence, then what the input could not show.
+func analyzeText(p *printer, r *audit.Analysis) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
-	if n := aloneNote(r); alone && n != "" {
+	if n := aloneNote(r); n != "" {
 		for _, l := range wrap(n, textWidth) {
 			p.line("%s", l)
 		}

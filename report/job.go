@@ -104,7 +104,7 @@ func batchText(p *printer, b *audit.Batch) {
 		if i > 0 {
 			p.line("")
 		}
-		analyzeText(p, r, false)
+		analyzeText(p, r)
 	}
 }
 
@@ -116,7 +116,7 @@ func batchMarkdown(p *printer, b *audit.Batch, o Options) {
 			p.line("---")
 			p.line("")
 		}
-		analyzeMarkdown(p, r, o, false)
+		analyzeMarkdown(p, r, o)
 	}
 }
 

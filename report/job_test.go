@@ -49,10 +49,13 @@ func TestAloneRankNote(t *testing.T) {
 			t.Errorf("%s: no rank note", f)
 		}
 	}
-	var p strings.Builder
-	analyzeText(&printer{w: &p, clean: termSafe}, r, false)
-	if strings.Contains(p.String(), "read alone") {
-		t.Error("a rank of a job read as a job says it was read alone")
+	// Each file of a batch is read alone too.
+	var batch strings.Builder
+	if err := Render(&batch, Text, &audit.Batch{Files: []*audit.Analysis{r, r}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(batch.String(), want) != 2 {
+		t.Error("a batch's files carry no rank note")
 	}
 	r.WorldSize = &one
 	if aloneNote(r) != "" {

@@ -13,10 +13,10 @@ import (
 // analyzeMarkdown writes a report that reads well on GitHub: verdict,
 // findings table, per-step split, each finding's fix and code, plots, what
 // the trace could not show, and the command that produced it.
-func analyzeMarkdown(p *printer, r *audit.Analysis, o Options, alone bool) {
+func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	p.line("## traceaudit: %s", mdEscape(filepath.Base(r.File)))
 	p.line("")
-	if n := aloneNote(r); alone && n != "" {
+	if n := aloneNote(r); n != "" {
 		p.line("> %s", mdEscape(n))
 		p.line("")
 	}

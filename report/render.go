@@ -93,13 +93,13 @@ func renderText(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: termSafe, color: o.Color}
 	switch d := doc.(type) {
 	case *audit.Analysis:
-		analyzeText(p, d, true)
+		analyzeText(p, d)
 	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
 				p.line("")
 			}
-			analyzeText(p, r, true)
+			analyzeText(p, r)
 		}
 	case *job.Report:
 		jobText(p, d)
@@ -126,7 +126,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 	p := &printer{w: w, clean: mdSafe}
 	switch d := doc.(type) {
 	case *audit.Analysis:
-		analyzeMarkdown(p, d, o, true)
+		analyzeMarkdown(p, d, o)
 	case []*audit.Analysis:
 		for i, r := range d {
 			if i > 0 {
@@ -134,7 +134,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 				p.line("---")
 				p.line("")
 			}
-			analyzeMarkdown(p, r, o, true)
+			analyzeMarkdown(p, r, o)
 		}
 	case *job.Report:
 		jobMarkdown(p, d, o)
