@@ -90,20 +90,19 @@ const MaxSpanNS = 7 * 24 * 3600 * 1_000_000_000
 // count from a session or clock start) or one spanning more than
 // MaxSpanNS, naming the events at its two ends.
 func plausibleTimes(tl *timeline.Timeline) error {
-	if len(tl.Events) == 0 {
+	lo, hi := tl.Span()
+	if lo >= 0 && hi-lo <= MaxSpanNS {
 		return nil
 	}
+	// Events are sorted by start: the first starts the span; the last end
+	// is looked up only to name it.
 	first, last := 0, 0
 	for i := range tl.Events {
-		e := &tl.Events[i]
-		if e.Start < tl.Events[first].Start {
-			first = i
-		}
-		if e.End > tl.Events[last].End {
+		if tl.Events[i].End == hi {
 			last = i
+			break
 		}
 	}
-	lo, hi := tl.Events[first].Start, tl.Events[last].End
 	name := func(i int) string {
 		return fmt.Sprintf("%s %q", tl.Events[i].Kind, units.Clip(tl.Name(tl.Events[i].Name), 60))
 	}
