@@ -53,9 +53,10 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 	bar.Update(0, int64(len(paths)))
 	// Each trace is read as load reads one (standard input, .nsys-rep
 	// exports, warnings), without a progress line of its own.
-	quiet := &IO{Out: ios.Out, Err: errw, In: ios.In, InTTY: ios.InTTY, Args: ios.Args, Ctx: ios.Ctx}
+	quiet := *ios // standard input, the interrupt: as the command's
+	quiet.Err, quiet.ErrTTY = errw, false
 	o.Open = func(p string) (*timeline.Timeline, error) {
-		tl, err := load(quiet, p)
+		tl, err := load(&quiet, p)
 		mu.Lock()
 		done++
 		bar.Update(done, int64(len(paths)))

@@ -180,7 +180,7 @@ func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
 			return tl, nil
 		}
 		tl, err := load(opts.IO, p)
-		if err == nil && p == "-" {
+		if err == nil && p == Stdin {
 			cache[p] = tl // standard input reads once
 		}
 		return tl, err
