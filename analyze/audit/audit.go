@@ -155,7 +155,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 			BusyShare:        float64(ix.SteadyCovered(ix.Work)) / d,
 		}
 	}
-	r.Verdict = Verdict(ix.MeanBreakdown(), len(ix.AnyKernel) > 0) + oneOffVerdict(ix)
+	r.Verdict = Verdict(r.Steps.BreakdownNS, len(ix.AnyKernel) > 0) + oneOffVerdict(ix, r.Steps.BreakdownNS)
 	if ix.NotSteady != "" && len(ix.Work) > 0 {
 		r.Verdict = NotSteady + ": " + ix.NotSteady
 		for i := range r.Findings {
@@ -186,9 +186,10 @@ func verdictBucket(b index.Breakdown) index.Bucket {
 }
 
 // oneOffVerdict is the caveat a verdict takes when one steady step holds
-// most of the time of the bucket it names (index.OneStep), else "".
-func oneOffVerdict(ix *index.Index) string {
-	k := verdictBucket(ix.MeanBreakdown())
+// most of the time of the bucket it names in b, the mean step's split
+// (index.OneStep), else "".
+func oneOffVerdict(ix *index.Index, b index.Breakdown) string {
+	k := verdictBucket(b)
 	if k == index.Compute {
 		return ""
 	}

@@ -115,10 +115,7 @@ func run(p *analyze.Pass) (any, error) {
 		}})
 	}
 	stepNS := ix.MeanStepNS()
-	waits := make([]int64, len(ix.Steady))
-	for k, st := range ix.Steady {
-		waits[k] = data.Covered(st.Start, st.End)
-	}
+	waits := ix.PerSteady(data.Covered)
 	oneOff := ix.OneOff(waits)
 	period, exact := StallPeriod(waits)
 	running := 0 // workers the run already has, from the stall pattern (0: unknown)
