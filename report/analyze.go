@@ -247,6 +247,18 @@ func wrap(s string, width int) []string {
 	return lines
 }
 
+// hanging writes s wrapped at width, its first line after first and the
+// others after indent.
+func hanging(p *printer, first, indent, s string, width int) {
+	for i, l := range wrap(s, width) {
+		if i == 0 {
+			p.line("%s%s", first, l)
+		} else {
+			p.line("%s%s", indent, l)
+		}
+	}
+}
+
 // units that stay on the line of the number before them ("23 %", not
 // "23" at a line's end and "%" on the next).
 var unitWords = map[string]bool{"%": true, "ns": true, "µs": true, "us": true, "ms": true, "s": true, "B": true, "kB": true, "KB": true,

@@ -62,12 +62,7 @@ func diffText(p *printer, d *compare.Diff) {
 // textWarnings writes a diff's warnings, wrapped.
 func textWarnings(p *printer, ws []string) {
 	for _, w := range ws {
-		for i, l := range wrap("warning: "+w, textWidth) {
-			if i > 0 {
-				l = "  " + l
-			}
-			p.line("%s", l)
-		}
+		hanging(p, "", "  ", "warning: "+w, textWidth)
 	}
 }
 

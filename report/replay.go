@@ -179,13 +179,7 @@ func replayText(p *printer, r *replay.Result) {
 // textNotes writes notes as an indented list, wrapped.
 func textNotes(p *printer, ns []string) {
 	for _, n := range ns {
-		for i, l := range wrap(n, textWidth-4) {
-			if i == 0 {
-				p.line("  - %s", l)
-			} else {
-				p.line("    %s", l)
-			}
-		}
+		hanging(p, "  - ", "    ", n, textWidth-4)
 	}
 }
 

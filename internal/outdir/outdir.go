@@ -207,9 +207,9 @@ func New(dir string) (*Writer, error) {
 
 // keepMode gives the new folder tmp the mode of the folder it replaces (its
 // permissions, set-group-ID and sticky bits; rwx for the owner, who writes
-// the report) and, where this user may, its
-// group, so that a user's empty group folder stays theirs; 0755 where
-// there is none. Files written inside then take the folder's group.
+// the report) and, where this user may, its group, so that a user's empty
+// group folder stays theirs; 0755 where there is none. Files written
+// inside then take the folder's group.
 func keepMode(tmp, dir string) error {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {

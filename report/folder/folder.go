@@ -29,11 +29,11 @@ func Write(ctx context.Context, dir string, doc any, o report.Options) error {
 	if err != nil {
 		return err
 	}
-	if err := fill(ctx, w, doc, o); err != nil {
-		w.Abort()
-		return err
+	err = fill(ctx, w, doc, o)
+	if err == nil {
+		err = ctx.Err() // interrupted while rendering the last files
 	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		w.Abort()
 		return err
 	}

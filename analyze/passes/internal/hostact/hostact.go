@@ -229,9 +229,10 @@ func (th *Thread) Split(lo, hi int64) Split {
 
 // NameIn returns the name of the events of cause c with the most time in
 // [lo, hi) (API names without their version suffix; ties: the outer of
-// nested events, then the smaller name), or "": what this window held, not the thread's whole trace (a
-// gap in a cudaMemcpyAsync's wait is named for it, not for the trace's
-// one cudaDeviceSynchronize). Cost: O(log n + the events overlapping).
+// nested events, then the smaller name), or "": what this window held,
+// not the thread's whole trace (a gap in a cudaMemcpyAsync's wait is
+// named for it, not for the trace's one cudaDeviceSynchronize). Cost:
+// O(log n + the events overlapping).
 func (th *Thread) NameIn(c Cause, lo, hi int64) string {
 	if c >= Uninstrumented {
 		return ""
