@@ -68,21 +68,21 @@ func fill(b []byte, seed byte) {
 // the batch). Every byte ends as seed+5 for seeds below 251 (above, a
 // word's bytes carry into each other).
 //
-// Measured on the calibration's H200 box, 64 MiB in one thread, the median
-// of 16 (calibration run 11, call b): torch's fill_ and add_ (one intra-op
-// thread) took 11.0 + 8.7 = 19.7 ms on a reused tensor and 30.3 + 7.5 =
-// 37.8 ms on a new one; these loops (four word stores a loop) 7.7 + 8.0 =
-// 15.6 and 30.0 + 10.4 = 40.4 ms, so fresh pages cost them 24.8 ms over
-// warm ones against torch's 18.1. The build they replace wrote with
-// memmove (fill, then half of the buffer moved onto the other and back):
-// 2.8 + 4.7 = 7.5 ms warm and 30.1 + 9.7 = 39.8 ms fresh, 32.3 ms for the
-// fresh pages, and reuse-buffers replayed the munmap pair's fix at
-// 1.33-1.49 of the real speedup (run 10; 0.83-0.97 with these loops in
-// run 11's four calls). A likely reason, not measured: the runtime's memmove writes
-// whole lines with string stores that need not read them first, where
-// elementwise stores read each line before writing it, which a warm
-// buffer pays for and a page the kernel has just zeroed, still in the
-// cache, does not.
+// The loops store 32 bytes at a time where the machine has AVX2, as
+// PyTorch's vectorised CPU kernels do: on this project's 2-core Xeon VM
+// (64 MiB, the median of 16 builds, 5 ms apart) word loops of four 8-byte
+// stores took 9.5 + 9.6 = 19.1 ms into a warm buffer and 24.0 + 9.8 =
+// 33.7 ms into fresh pages, the vector loops 5.7-6.6 + 4.0-5.0 = 9.7-11.5
+// and 22.2-22.8 + 6.7 = 28.9-29.7 ms. With the word loops, calibration run
+// 11 (the H200 box) replayed the munmap pair's data phase at 40-54 ms a
+// step against PyTorch's 31-39 ms (profiled), and its reuse-buffers data
+// phase at 19-26 ms against about 12-15 ms: the fixed step 1.13-1.74 of
+// the real one. Before those, the build wrote with memmove (fill, then
+// half of the buffer moved onto the other and back): 7.5 ms warm, 39.8 ms
+// fresh on the box, and reuse-buffers replayed that pair's fix at
+// 1.33-1.49 of the real speedup (run 10): the runtime's memmove writes
+// whole lines with non-temporal or string stores that need not read them
+// first, where elementwise stores read each line before writing it.
 func build(dst []byte, seed byte) {
 	head, w, tail := words(dst)
 	for i := range head {
@@ -112,9 +112,29 @@ func words(b []byte) (head []byte, w []uint64, tail []byte) {
 	return b[:off], unsafe.Slice((*uint64)(unsafe.Pointer(&b[off])), n), b[off+8*n:]
 }
 
-// fillWords stores v into every word of w, four a loop.
+// vecChunk is how many words one call of a vector loop writes: 256 KiB,
+// so that a long build returns to Go, where the scheduler can preempt it,
+// every few tens of microseconds.
+const vecChunk = 32 << 10
+
+// vecPart is how many leading words of w the vector loops take: whole
+// groups of 16 words, none where the machine has no vector loops.
+func vecPart(w []uint64) int {
+	if !vecWords {
+		return 0
+	}
+	return len(w) &^ 15
+}
+
+// fillWords stores v into every word of w: 32-byte vector stores where the
+// machine has them (vecWords), four word stores a loop otherwise and for
+// the last words.
 func fillWords(w []uint64, v uint64) {
 	i := 0
+	for n := vecPart(w); i < n; i += vecChunk {
+		fillVec(&w[i], min(vecChunk, n-i), v)
+	}
+	i = vecPart(w)
 	for ; i+4 <= len(w); i += 4 {
 		s := w[i : i+4 : i+4]
 		s[0], s[1], s[2], s[3] = v, v, v, v
@@ -124,9 +144,13 @@ func fillWords(w []uint64, v uint64) {
 	}
 }
 
-// addWords adds d to every word of w, four a loop.
+// addWords adds d to every word of w, as fillWords writes them.
 func addWords(w []uint64, d uint64) {
 	i := 0
+	for n := vecPart(w); i < n; i += vecChunk {
+		addVec(&w[i], min(vecChunk, n-i), d)
+	}
+	i = vecPart(w)
 	for ; i+4 <= len(w); i += 4 {
 		s := w[i : i+4 : i+4]
 		s[0] += d

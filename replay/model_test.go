@@ -336,11 +336,25 @@ func TestPrefetchWorkersKeepUpWithThePace(t *testing.T) {
 
 // TestBuildWritesEveryByte: build leaves every byte of the batch at
 // seed+5 (written, then read and written again), whatever the buffer's
-// alignment and at lengths that are not a multiple of a word or a page.
+// alignment and at lengths that are not a multiple of a word, a vector
+// loop's 16 words, a page or its 256 KiB chunks; with the vector loops
+// where the machine has them and with the word loops.
 func TestBuildWritesEveryByte(t *testing.T) {
+	modes := []bool{false}
+	if vecWords {
+		modes = append(modes, true)
+		t.Cleanup(func() { vecWords = true })
+	}
+	for _, vec := range modes {
+		vecWords = vec
+		t.Run(fmt.Sprintf("vector=%v", vec), testBuildWritesEveryByte)
+	}
+}
+
+func testBuildWritesEveryByte(t *testing.T) {
 	mem := make([]byte, 5<<20+64)
 	for _, off := range []int{0, 1, 3, 8} {
-		for _, n := range []int{0, 1, 7, 8, 9, 15, 4095, 4097, 3<<20 + 12345, 5 << 20} {
+		for _, n := range []int{0, 1, 7, 8, 9, 15, 127, 128, 135, 4095, 4097, 256<<10 + 8, 3<<20 + 12345, 5 << 20} {
 			for _, seed := range []byte{7, 200} {
 				b := mem[off : off+n]
 				for i := range mem {
