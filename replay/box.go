@@ -84,9 +84,9 @@ func reuseNote(box *Box, vs []Variant) string {
 	}
 	return fmt.Sprintf("reuse-buffers: a batch built here took %s into fresh pages and %s into reused ones, so the variant gains %s a step "+
 		"of the data phase, and the munmap: this machine's cost of fresh pages under this replay's build, not necessarily PyTorch's "+
-		"(calibration run 11, an H200, 64 MiB with one CPU thread, the median of 16 builds: PyTorch's fill_ and add_ took 37.8 ms fresh and "+
-		"19.7 ms reused, a gain of 18.1 ms, where this build took 40.4 and 15.6 ms, a gain of 24.8 ms; the munmap pair's replayed speedup "+
-		"came out at 0.83 to 0.97 of the real one in four calls, its fixed step at 1.13 to 1.74 of the real one)",
+		"(calibration run 12, an H200, 64 MiB with one CPU thread, the median of 16 builds: PyTorch's fill_ and add_ took 35.8 to 42.8 ms fresh and "+
+		"16.3 to 19.8 ms reused, this build 39.8 to 41.8 and 16.8 to 20.3 ms; the munmap pair's replayed speedup came out at 0.89 to 1.15 "+
+		"of the real one in three calls, its fixed step at 1.08 to 1.22 of the real one)",
 		units.Dur(box.BuildNS), units.Dur(box.BuildWarmNS), units.Dur(max(box.BuildNS-box.BuildWarmNS, 0)))
 }
 

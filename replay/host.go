@@ -73,11 +73,14 @@ func fill(b []byte, seed byte) {
 // (64 MiB, the median of 16 builds, 5 ms apart) word loops of four 8-byte
 // stores took 9.5 + 9.6 = 19.1 ms into a warm buffer and 24.0 + 9.8 =
 // 33.7 ms into fresh pages, the vector loops 5.7-6.6 + 4.0-5.0 = 9.7-11.5
-// and 22.2-22.8 + 6.7 = 28.9-29.7 ms. With the word loops, calibration run
-// 11 (the H200 box) replayed the munmap pair's data phase at 40-54 ms a
-// step against PyTorch's 31-39 ms (profiled), and its reuse-buffers data
-// phase at 19-26 ms against about 12-15 ms: the fixed step 1.13-1.74 of
-// the real one. Before those, the build wrote with memmove (fill, then
+// and 22.2-22.8 + 6.7 = 28.9-29.7 ms; on the calibration's H200 box (run
+// 12, results/2026-12-01-run12/experiments.md) 39.8-41.8 ms fresh and
+// 16.8-20.3 warm against PyTorch's 35.8-42.8 and 16.3-19.8, the word loops
+// 44.7-48.9 and 20.1-22.9. With the word loops, calibration run 11
+// replayed the munmap pair's data phase at 40-54 ms a step against
+// PyTorch's 31-39 ms (profiled), and its reuse-buffers data phase at
+// 19-26 ms against about 12-15 ms: the fixed step 1.13-1.74 of the real
+// one; with these, 1.08-1.22 in run 12's three calls. Before those, the build wrote with memmove (fill, then
 // half of the buffer moved onto the other and back): 7.5 ms warm, 39.8 ms
 // fresh on the box, and reuse-buffers replayed that pair's fix at
 // 1.33-1.49 of the real speedup (run 10): the runtime's memmove writes
