@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -21,6 +22,9 @@ type Result struct {
 	// ObservedGPUNS is the trace's GPU time per step (copies + kernels),
 	// mean over steady steps.
 	ObservedGPUNS int64 `json:"observed_gpu_ns"`
+	// StepSpread, when set, says that the trace's steady steps are too
+	// few for their spread to pin down their mean (Plan.Spread).
+	StepSpread *Spread `json:"step_spread,omitempty"`
 	// StepStat names the statistic that speedups and fidelity compare:
 	// "mean" (the mean step, the loop's throughput, on both sides).
 	StepStat string `json:"step_stat"`
@@ -80,9 +84,12 @@ func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 // when measured is true the fidelity and the notes are computed.
 func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Result {
 	r := &Result{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
-		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepStat: "mean",
+		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepSpread: p.Spread, StepStat: "mean",
 		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Variants: p.Variants, Notes: []string{}}
 	if n := givenStepNote(p); n != "" {
+		r.Notes = append(r.Notes, n)
+	}
+	if n := spreadNote(p); n != "" {
 		r.Notes = append(r.Notes, n)
 	}
 	if measured {
@@ -195,6 +202,22 @@ func givenStepNote(p *Plan) string {
 		"which a profiler cannot cause (it only adds time); the replay reproduces the traced run, so the observed step and every variant stand for it, "+
 		"not for the loop that was timed: give the step of the run that was traced, or trace the run whose step was given",
 		units.Dur(given), float64(given)/float64(trace), units.Dur(trace))
+}
+
+// spreadNote says when the trace's steady steps are too few for their
+// spread: the mean step the replay reproduces, and the replayed steps
+// with it, are no better known than the trace's steps pin it down
+// (calibration run 12: the copy-stream pair's 5 traced steps of 7 to 110
+// ms gave means of 18.8 to 30.8 ms, ±27 to ±51 %, and its replayed fixed
+// steps 0.66 to 0.94 of the real one).
+func spreadNote(p *Plan) string {
+	s := p.Spread
+	if s == nil {
+		return ""
+	}
+	return fmt.Sprintf("the trace's %d steady steps run from %s to %s: their mean (%s), which the replay reproduces, is known to ±%s "+
+		"(one standard error), and so are the observed step and each variant's step here; record about %d steps to judge a fix to ±%s",
+		s.Steps, units.Dur(s.MinNS), units.Dur(s.MaxNS), units.Dur(p.ObservedStepMeanNS), units.Pct(s.Share), s.WantSteps, units.Pct(audit.LooseMean))
 }
 
 // hostPhaseWhy names the host phase whose replayed time differs most from

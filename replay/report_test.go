@@ -2,9 +2,11 @@ package replay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/internal/testfix"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -182,6 +184,42 @@ func TestGivenStepNote(t *testing.T) {
 			if strings.Contains(all, w) != c.note || strings.Contains(all, "ran faster than the loop") != c.note {
 				t.Errorf("given %d, measured %v: notes\n%s", c.given, measured, all)
 			}
+		}
+	}
+}
+
+// TestSpreadNote: a trace whose steady steps spread too far for their
+// count (rank 1 of the balanced two-GPU run: 26.1, 139 and 24.7 ms) plans
+// with its spread, and every replay of it, dry or measured, says how well
+// the mean it reproduces is known; a trace of even steps says nothing.
+func TestSpreadNote(t *testing.T) {
+	p, err := Build(auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Spread
+	if s == nil || s.Steps != 3 || s.Share < 0.55 || s.Share > 0.65 || s.MinNS > 25e6 || s.MaxNS < 130e6 || s.WantSteps != 108 {
+		t.Fatalf("spread %+v", s)
+	}
+	want := fmt.Sprintf("the trace's 3 steady steps run from %s to %s: their mean (%s), which the replay reproduces, is known to ±60 %% "+
+		"(one standard error), and so are the observed step and each variant's step here; record about 108 steps to judge a fix to ±10 %%",
+		units.Dur(s.MinNS), units.Dur(s.MaxNS), units.Dur(p.ObservedStepMeanNS))
+	for _, measured := range []bool{false, true} {
+		r := NewResult(p, "fake GPU", measured, 10, &Box{})
+		if !slices.Contains(r.Notes, want) {
+			t.Errorf("measured %v: no spread note in\n%s", measured, strings.Join(r.Notes, "\n"))
+		}
+		if r.StepSpread != s {
+			t.Errorf("measured %v: step_spread %+v", measured, r.StepSpread)
+		}
+	}
+	even := planOf(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	if even.Spread != nil {
+		t.Errorf("the baseline run's even steps: spread %+v", even.Spread)
+	}
+	for _, n := range NewResult(even, "fake GPU", false, 10, &Box{}).Notes {
+		if strings.Contains(n, "steady steps run from") {
+			t.Errorf("the baseline run: %s", n)
 		}
 	}
 }

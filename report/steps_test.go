@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testfix"
 )
 
 // TestStepTablesMarkExcludedSteps: the Markdown and HTML step tables name
@@ -29,5 +31,31 @@ func TestStepTablesMarkExcludedSteps(t *testing.T) {
 				t.Errorf("%v: no %q in the step table", f, w)
 			}
 		}
+	}
+}
+
+// TestLooseMeanStep: where the steady steps spread too far for their
+// count, the steps line says how well their mean is known and how many
+// steps would pin it to ±10 %: on rank 1 of the balanced two-GPU run
+// (steps of 26.1, 139 and 24.7 ms: ±60 %), not on the baseline run (three
+// even steps).
+func TestLooseMeanStep(t *testing.T) {
+	loose := testaudit.File(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz"))
+	share, lo, hi, want := loose.Steps.Precision()
+	if share < 0.55 || share > 0.65 || lo < 24e6 || lo > 25e6 || hi < 130e6 || hi > 140e6 || want < 100 || want > 120 {
+		t.Errorf("rank 1: ±%.2f, steps %d to %d ns, want %d steps", share, lo, hi, want)
+	}
+	s := stepsSummary(loose.Steps, func(s string) string { return s })
+	for _, w := range []string{"the steps run from 24.7 ms to 139 ms", "mean is known to ±60 % (one standard error)", "record about 108 steps for ±10 %"} {
+		if !strings.Contains(s, w) {
+			t.Errorf("rank 1's steps line has no %q:\n%s", w, s)
+		}
+	}
+	even := testaudit.File(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
+	if share, _, _, _ := even.Steps.Precision(); share <= 0 || share > audit.LooseMean {
+		t.Errorf("the baseline run's mean step known to ±%.3f", share)
+	}
+	if s := stepsSummary(even.Steps, func(s string) string { return s }); strings.Contains(s, "known to ±") {
+		t.Errorf("the baseline run's steps line speaks of precision:\n%s", s)
 	}
 }

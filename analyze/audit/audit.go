@@ -6,6 +6,7 @@ package audit
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/comm"
@@ -65,6 +66,10 @@ type Steps struct {
 	MedianNS int64 `json:"median_ns"`
 	// MeanNS is the mean steady step length.
 	MeanNS int64 `json:"mean_ns"`
+	// MeanStderrNS is the standard error of MeanNS (the steady steps'
+	// standard deviation over the square root of their count; 0 with
+	// fewer than two): how well the steps pin the mean down.
+	MeanStderrNS int64 `json:"mean_stderr_ns"`
 	// PausedExcluded counts steps left out because the main thread paused
 	// in them for a second or more (getc, sleep).
 	PausedExcluded int `json:"paused_excluded"`
@@ -133,7 +138,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if r.NotObservable == nil {
 		r.NotObservable = []analyze.NotObservable{}
 	}
-	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), Source: ix.Source,
+	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), MeanStderrNS: ix.StepStderrNS(), Source: ix.Source,
 		BreakdownNS: ix.MeanBreakdown(), PerStep: []StepInfo{},
 		PausedExcluded: ix.PausedSteps, PreWindowNS: ix.PreWindowNS, GPULag: ix.GPULag}
 	if ix.Startup != nil {
@@ -238,4 +243,41 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 		return fmt.Sprintf("host-memory-bound: %s of each step in munmap and other OS memory calls", w)
 	}
 	return fmt.Sprintf("host-bound: %s of each step the GPU idles while the host does other work", w)
+}
+
+// LooseMean is the standard error of the mean step, as a share of it,
+// beyond which the steps are too few for their spread: every figure per
+// step (a mean over the steady steps) is then as uncertain, and reports
+// say so (Steps.Precision).
+const LooseMean = 0.10
+
+// Steady is the number of steady steps: those judged, start-up, tear-down
+// and paused steps left out.
+func (s Steps) Steady() int {
+	return s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
+}
+
+// Precision returns the mean step's standard error as a share of it (0
+// where it cannot be told: fewer than two steady steps), the steady steps'
+// shortest and longest, and about how many steady steps would bring the
+// share to LooseMean (the share falls with the square root of the count;
+// at least the count there is).
+func (s Steps) Precision() (share float64, lo, hi int64, want int) {
+	n := s.Steady()
+	if n < 2 || s.MeanNS <= 0 || s.MeanStderrNS <= 0 {
+		return 0, 0, 0, n
+	}
+	share = float64(s.MeanStderrNS) / float64(s.MeanNS)
+	for _, p := range s.PerStep {
+		if p.Startup || p.Teardown || p.Paused {
+			continue
+		}
+		d := p.EndNS - p.StartNS
+		if lo == 0 || d < lo {
+			lo = d
+		}
+		hi = max(hi, d)
+	}
+	x := share / LooseMean
+	return share, lo, hi, max(n, int(math.Ceil(float64(n)*x*x)))
 }

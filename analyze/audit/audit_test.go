@@ -462,3 +462,33 @@ func TestMPICalls(t *testing.T) {
 		t.Errorf("a CUDA program's MPI calls: %v", r.MPICalls)
 	}
 }
+
+// TestPrecision: the mean step's standard error as a share of it, the
+// steady steps' range (steps left out not counted) and the steps that
+// would bring the share to LooseMean: the count times the square of the
+// share over it, never fewer than there are.
+func TestPrecision(t *testing.T) {
+	per := []StepInfo{
+		{StartNS: 0, EndNS: 900 * ms, Startup: true},
+		{StartNS: 1000 * ms, EndNS: 1008 * ms},
+		{StartNS: 1010 * ms, EndNS: 1085 * ms},
+		{StartNS: 1090 * ms, EndNS: 1105 * ms},
+		{StartNS: 1110 * ms, EndNS: 1117 * ms},
+		{StartNS: 1120 * ms, EndNS: 1149 * ms},
+		{StartNS: 1150 * ms, EndNS: 3150 * ms, Paused: true},
+	}
+	s := Steps{Count: 7, StartupExcluded: 1, PausedExcluded: 1, MeanNS: 26800 * us, MeanStderrNS: 12328 * us, PerStep: per}
+	share, lo, hi, want := s.Precision()
+	if math.Abs(share-0.46) > 1e-9 || lo != 7*ms || hi != 75*ms || want != 106 {
+		t.Errorf("Precision() = %.4f, %d, %d, %d; want 0.46, 7 ms, 75 ms, 106 (ceil(5 × 4.6²))", share, lo, hi, want)
+	}
+	s.MeanStderrNS = 1340 * us // 5 %: the steps there are enough
+	if share, _, _, want := s.Precision(); math.Abs(share-0.05) > 1e-9 || want != 5 {
+		t.Errorf("a tight mean: %.4f, want %d steps", share, want)
+	}
+	for _, one := range []Steps{{Count: 1, MeanNS: ms, MeanStderrNS: 0}, {Count: 3, StartupExcluded: 1, TeardownExcluded: 1, MeanNS: ms, MeanStderrNS: ms}} {
+		if share, _, _, _ := one.Precision(); share != 0 {
+			t.Errorf("one steady step: a precision of %.2f", share)
+		}
+	}
+}

@@ -44,3 +44,30 @@ func TestOneOff(t *testing.T) {
 		t.Error("one steady step is not a one-off of several")
 	}
 }
+
+// TestStepStderr: the mean step's standard error is the steps' sample
+// standard deviation over the square root of their count; none with one
+// step or none.
+func TestStepStderr(t *testing.T) {
+	for _, c := range []struct {
+		durs []int64
+		want int64
+	}{
+		{[]int64{10e6, 20e6, 30e6}, 5773502}, // sd 10 ms, over √3
+		{[]int64{20e6, 20e6, 20e6, 20e6}, 0},
+		{[]int64{10e6, 30e6}, 10e6}, // sd √200 ms, over √2
+		{[]int64{5e6}, 0},
+		{nil, 0},
+	} {
+		ix := &Index{}
+		var at int64
+		for _, d := range c.durs {
+			ix.Steady = append(ix.Steady, Step{Start: at, End: at + d})
+			ix.SteadyNS += d
+			at += d + 1e6
+		}
+		if got := ix.StepStderrNS(); got < c.want-1 || got > c.want+1 {
+			t.Errorf("steps %v: standard error %d ns, want %d", c.durs, got, c.want)
+		}
+	}
+}
