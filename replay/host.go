@@ -80,12 +80,13 @@ func fill(b []byte, seed byte) {
 // replayed the munmap pair's data phase at 40-54 ms a step against
 // PyTorch's 31-39 ms (profiled), and its reuse-buffers data phase at
 // 19-26 ms against about 12-15 ms: the fixed step 1.13-1.74 of the real
-// one; with these, 1.08-1.22 in run 12's three calls. Before those, the build wrote with memmove (fill, then
-// half of the buffer moved onto the other and back): 7.5 ms warm, 39.8 ms
-// fresh on the box, and reuse-buffers replayed that pair's fix at
-// 1.33-1.49 of the real speedup (run 10): the runtime's memmove writes
-// whole lines with non-temporal or string stores that need not read them
-// first, where elementwise stores read each line before writing it.
+// one; with these, 1.08-1.22 in run 12's four calls. Before those, the
+// build wrote with memmove (fill, then half of the buffer moved onto the
+// other and back): 7.5 ms warm, 39.8 ms fresh on the box, and
+// reuse-buffers replayed that pair's fix at 1.33-1.49 of the real speedup
+// (run 10): the runtime's memmove writes whole lines with non-temporal or
+// string stores that need not read them first, where elementwise stores
+// read each line before writing it.
 func build(dst []byte, seed byte) {
 	head, w, tail := words(dst)
 	for i := range head {
