@@ -70,6 +70,9 @@ func Compare(before, after *audit.Analysis) *Diff {
 		d.Warnings = append(d.Warnings, w)
 	} else if before.Steps.MedianNS > 0 && after.Steps.MedianNS > 0 {
 		d.StepSpeedup = float64(before.Steps.MedianNS) / float64(after.Steps.MedianNS)
+		if w := precisionWarning(before, after, d.StepSpeedup); w != "" {
+			d.Warnings = append(d.Warnings, w)
+		}
 	}
 	fc := changesOf(before.Findings, after.Findings)
 	d.Resolved, d.New, d.Persisting, d.Regressed, d.Changes = fc.Resolved, fc.New, fc.Persisting, fc.Regressed, fc.Changes

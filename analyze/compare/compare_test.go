@@ -7,7 +7,12 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/internal/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testfix"
 )
+
+// auditOf reads and analyzes a real trace.
+var auditOf = testaudit.File
 
 func rep(median int64, fs ...analyze.Finding) *audit.Analysis {
 	r := &audit.Analysis{Findings: fs}
@@ -105,5 +110,57 @@ func TestLessTimeIsNotARegression(t *testing.T) {
 		if got := d.Changes[0].Status; got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestLooseStepsWarn: a step speedup within twice the runs' mean-step
+// precision, where a run's steps spread too far for their count, is
+// flagged with each such run; a change beyond it, or runs of even steps,
+// are not (synthetic runs, then the two ranks of the balanced two-GPU run,
+// 2 and 3 steps known to ±17 % and ±60 %).
+func TestLooseStepsWarn(t *testing.T) {
+	run := func(file string, median, mean, stderr int64, steps ...int64) *audit.Analysis {
+		r := rep(median)
+		r.File = file
+		r.Steps.MeanNS, r.Steps.MeanStderrNS, r.Steps.Count = mean, stderr, len(steps)
+		for i, d := range steps {
+			r.Steps.PerStep = append(r.Steps.PerStep, audit.StepInfo{StartNS: int64(i) * 1000, EndNS: int64(i)*1000 + d})
+		}
+		return r
+	}
+	loose := func(d *Diff) string {
+		for _, w := range d.Warnings {
+			if strings.Contains(w, "is within what these steps can tell") {
+				return w
+			}
+		}
+		return ""
+	}
+	bursty := run("/a/bursty.json", 150, 300, 120, 100, 150, 650) // ±40 %
+	even := run("/a/even.json", 130, 130, 2, 128, 130, 132)       // ±1.5 %
+	for _, c := range []struct {
+		before, after *audit.Analysis
+		want          string
+	}{
+		{bursty, even, "the step speedup (1.15x) is within what these steps can tell: they spread too far for their count in bursty.json (3 steady steps of 100 ns to 650 ns: their mean known to ±40 %, about 48 steps for ±10 %); record more steps"},
+		{even, even, ""},
+		{bursty, run("/a/fast.json", 50, 50, 1, 49, 50, 51), ""}, // 3x: beyond twice ±40 %
+	} {
+		if got := loose(Compare(c.before, c.after)); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("%s -> %s: warning %q", c.before.File, c.after.File, got)
+		}
+	}
+
+	r0 := auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank0.pt.trace.json.gz"))
+	r1 := auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz"))
+	w := loose(Compare(r0, r1))
+	for _, s := range []string{"(1.23x)", "d1_balanced.rank0.pt.trace.json.gz (2 steady steps", "known to ±17 %", "d1_balanced.rank1.pt.trace.json.gz (3 steady steps", "known to ±60 %, about 108 steps"} {
+		if !strings.Contains(w, s) {
+			t.Errorf("rank 0 -> rank 1: no %q in %q", s, w)
+		}
+	}
+	straggler := auditOf(t, testfix.Shared(t, "h200-ddp", "d0_straggler.rank1.pt.trace.json.gz"))
+	if w := loose(Compare(straggler, r1)); w != "" {
+		t.Errorf("the straggler's rank 1 -> the balanced one (9.47x): %q", w)
 	}
 }

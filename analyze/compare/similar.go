@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -124,3 +125,33 @@ func windowWhy(runs string) string {
 
 // stepKind is the step source without GPU pacing.
 func stepKind(source string) string { return strings.TrimSuffix(source, " (GPU-paced)") }
+
+// precisionWarning says when the step speedup x is within what the runs'
+// steady steps can tell: where the steps of either run spread too far for
+// their count (its mean step's standard error over audit.LooseMean) and
+// the change, as a log ratio, lies within twice the two runs' shares
+// taken together (in quadrature), naming each such run with its steps,
+// their range and precision, and the steps it would need; else "". A
+// change beyond that is real whatever the spread (calibration run 12: one
+// loop's 5 traced steps of 7 to 110 ms gave means of 18.8 to 30.8 ms in
+// three captures of the same code).
+func precisionWarning(before, after *audit.Analysis, x float64) string {
+	if x <= 0 {
+		return ""
+	}
+	var loose []string
+	var sq float64
+	for _, a := range []*audit.Analysis{before, after} {
+		share, lo, hi, want := a.Steps.Precision()
+		sq += share * share
+		if share > audit.LooseMean {
+			loose = append(loose, fmt.Sprintf("%s (%d steady steps of %s to %s: their mean known to ±%s, about %d steps for ±%s)",
+				filepath.Base(a.File), a.Steps.Steady(), units.Dur(lo), units.Dur(hi), units.Pct(share), want, units.Pct(audit.LooseMean)))
+		}
+	}
+	if len(loose) == 0 || math.Abs(math.Log(x)) > 2*math.Sqrt(sq) {
+		return ""
+	}
+	return fmt.Sprintf("the step speedup (%.2fx) is within what these steps can tell: they spread too far for their count in %s; "+
+		"record more steps before reading a change of this size", x, strings.Join(loose, " and "))
+}
