@@ -74,6 +74,9 @@ func CompareJobs(before, after *job.Report) *JobDiff {
 		d.Warnings = append(d.Warnings, windowWhy(window))
 	} else if b, a := slowest(before), slowest(after); b > 0 && a > 0 {
 		d.StepSpeedup = float64(b) / float64(a)
+		if w := loosePace(d.StepSpeedup, slowestRank(before, "the job before"), slowestRank(after, "the job after")); w != "" {
+			d.Warnings = append(d.Warnings, w)
+		}
 	}
 	switch sb, sa := before.Job.Straggler, after.Job.Straggler; {
 	case sb != nil && sa == nil:
@@ -135,6 +138,21 @@ func slowest(j *job.Report) int64 {
 		m = max(m, s)
 	}
 	return m
+}
+
+// slowestRank is the rank that sets job j's pace (the longest median
+// step; ties: the lower rank), named for a warning.
+func slowestRank(j *job.Report, name string) run {
+	var best *job.Rank
+	for _, r := range j.Ranks {
+		if best == nil || r.Steps.MedianNS > best.Steps.MedianNS || (r.Steps.MedianNS == best.Steps.MedianNS && *r.Rank < *best.Rank) {
+			best = r
+		}
+	}
+	if best == nil {
+		return run{}
+	}
+	return run{fmt.Sprintf("rank %d of %s", *best.Rank, name), best.Steps}
 }
 
 // Worst is the highest severity, after, among the new and regressed

@@ -136,17 +136,29 @@ func stepKind(source string) string { return strings.TrimSuffix(source, " (GPU-p
 // loop's 5 traced steps of 7 to 110 ms gave means of 18.8 to 30.8 ms in
 // three captures of the same code).
 func precisionWarning(before, after *audit.Analysis, x float64) string {
+	return loosePace(x, run{filepath.Base(before.File), before.Steps}, run{filepath.Base(after.File), after.Steps})
+}
+
+// run is a run's steps, named for a warning.
+type run struct {
+	name  string
+	steps audit.Steps
+}
+
+// loosePace is precisionWarning for the step speedup x of the two runs'
+// paces (a file's, or a job's slowest rank's).
+func loosePace(x float64, runs ...run) string {
 	if x <= 0 {
 		return ""
 	}
 	var loose []string
 	var sq float64
-	for _, a := range []*audit.Analysis{before, after} {
-		share, lo, hi, want := a.Steps.Precision()
+	for _, r := range runs {
+		share, lo, hi, want := r.steps.Precision()
 		sq += share * share
 		if share > audit.LooseMean {
 			loose = append(loose, fmt.Sprintf("%s (%d steady steps of %s to %s: their mean known to ±%s, about %d steps for ±%s)",
-				filepath.Base(a.File), a.Steps.Steady(), units.Dur(lo), units.Dur(hi), units.Pct(share), want, units.Pct(audit.LooseMean)))
+				r.name, r.steps.Steady(), units.Dur(lo), units.Dur(hi), units.Pct(share), want, units.Pct(audit.LooseMean)))
 		}
 	}
 	if len(loose) == 0 || math.Abs(math.Log(x)) > 2*math.Sqrt(sq) {

@@ -312,3 +312,36 @@ func TestDiffOfWindowsGivesNoSpeedup(t *testing.T) {
 		t.Errorf("analyze of a window:\n%s", an)
 	}
 }
+
+// TestJobDiffLooseSteps: a job diff whose pace change lies within what
+// the slowest ranks' steps can tell warns, naming those ranks (the
+// balanced run against itself: 1.00x, its rank 1's 5 steps of 22.7 to
+// 45.1 ms known to ±13 %); the straggler run against the balanced one
+// (8.90x) does not.
+func TestJobDiffLooseSteps(t *testing.T) {
+	balanced := testfix.Shared(t, "h200-ddp", "d1_balanced.nsys.sqlite")
+	straggler := testfix.Shared(t, "h200-ddp", "d0_straggler.nsys.sqlite")
+	warnings := func(before, after string) []string {
+		out, errOut, code := run(t, "diff", "--format", "json", before, after)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var d struct {
+			Warnings []string `json:"warnings"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Warnings
+	}
+	ws := warnings(balanced, balanced)
+	want := "the step speedup (1.00x) is within what these steps can tell: they spread too far for their count in rank 1 of the job before (5 steady steps of 22.7 ms to 45.1 ms: their mean known to ±13 %, about 9 steps for ±10 %) and rank 1 of the job after"
+	if len(ws) != 1 || !strings.HasPrefix(ws[0], want) {
+		t.Errorf("the balanced run against itself: warnings %q", ws)
+	}
+	for _, w := range warnings(straggler, balanced) {
+		if strings.Contains(w, "within what these steps can tell") {
+			t.Errorf("straggler -> balanced (8.90x): %q", w)
+		}
+	}
+}
