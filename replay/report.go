@@ -216,7 +216,7 @@ func spreadNote(p *Plan) string {
 		return ""
 	}
 	return fmt.Sprintf("the trace's %d steady steps run from %s to %s: their mean (%s), which the replay reproduces, is known to ±%s "+
-		"(one standard error), and so are the observed step and each variant's step here; record about %d steps to judge a fix to ±%s",
+		"(one standard error), and so are the observed mean step and each variant's mean step here; record about %d steps to judge a fix to ±%s",
 		s.Steps, units.Dur(s.MinNS), units.Dur(s.MaxNS), units.Dur(p.ObservedStepMeanNS), units.Pct(s.Share), s.WantSteps, units.Pct(audit.LooseMean))
 }
 

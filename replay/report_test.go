@@ -202,7 +202,7 @@ func TestSpreadNote(t *testing.T) {
 		t.Fatalf("spread %+v", s)
 	}
 	want := fmt.Sprintf("the trace's 3 steady steps run from %s to %s: their mean (%s), which the replay reproduces, is known to ±60 %% "+
-		"(one standard error), and so are the observed step and each variant's step here; record about 108 steps to judge a fix to ±10 %%",
+		"(one standard error), and so are the observed mean step and each variant's mean step here; record about 108 steps to judge a fix to ±10 %%",
 		units.Dur(s.MinNS), units.Dur(s.MaxNS), units.Dur(p.ObservedStepMeanNS))
 	for _, measured := range []bool{false, true} {
 		r := NewResult(p, "fake GPU", measured, 10, &Box{})

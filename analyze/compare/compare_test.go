@@ -142,7 +142,7 @@ func TestLooseStepsWarn(t *testing.T) {
 		before, after *audit.Analysis
 		want          string
 	}{
-		{bursty, even, "the step speedup (1.15x) is within what these steps can tell: they spread too far for their count in bursty.json (3 steady steps of 100 ns to 650 ns: their mean known to ±40 %, about 48 steps for ±10 %); record more steps"},
+		{bursty, even, "the step speedup (1.15x) is within what these steps can tell, judged by their means' standard errors: they spread too far for their count in bursty.json (3 steady steps of 100 ns to 650 ns: their mean known to ±40 %, about 48 steps for ±10 %); record more steps"},
 		{even, even, ""},
 		{bursty, run("/a/fast.json", 50, 50, 1, 49, 50, 51), ""}, // 3x: beyond twice ±40 %
 	} {

@@ -131,8 +131,11 @@ func stepKind(source string) string { return strings.TrimSuffix(source, " (GPU-p
 // their count (its mean step's standard error over audit.LooseMean) and
 // the change, as a log ratio, lies within twice the two runs' shares
 // taken together (in quadrature), naming each such run with its steps,
-// their range and precision, and the steps it would need; else "". A
-// change beyond that is real whatever the spread (calibration run 12: one
+// their range and precision, and the steps it would need; else "". The
+// speedup is of median steps; the means' standard errors stand in for how
+// well so few, so spread steps pin a step down (a median of a handful of
+// steps has no simpler bound), and the warning says so. A change beyond
+// that is real whatever the spread (calibration run 12: one
 // loop's 5 traced steps of 7 to 110 ms gave means of 18.8 to 30.8 ms in
 // three captures of the same code).
 func precisionWarning(before, after *audit.Analysis, x float64) string {
@@ -164,6 +167,6 @@ func loosePace(x float64, runs ...run) string {
 	if len(loose) == 0 || math.Abs(math.Log(x)) > 2*math.Sqrt(sq) {
 		return ""
 	}
-	return fmt.Sprintf("the step speedup (%.2fx) is within what these steps can tell: they spread too far for their count in %s; "+
-		"record more steps before reading a change of this size", x, strings.Join(loose, " and "))
+	return fmt.Sprintf("the step speedup (%.2fx) is within what these steps can tell, judged by their means' standard errors: "+
+		"they spread too far for their count in %s; record more steps before reading a change of this size", x, strings.Join(loose, " and "))
 }

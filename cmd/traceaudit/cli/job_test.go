@@ -335,7 +335,7 @@ func TestJobDiffLooseSteps(t *testing.T) {
 		return d.Warnings
 	}
 	ws := warnings(balanced, balanced)
-	want := "the step speedup (1.00x) is within what these steps can tell: they spread too far for their count in rank 1 of the job before (5 steady steps of 22.7 ms to 45.1 ms: their mean known to ±13 %, about 9 steps for ±10 %) and rank 1 of the job after"
+	want := "the step speedup (1.00x) is within what these steps can tell, judged by their means' standard errors: they spread too far for their count in rank 1 of the job before (5 steady steps of 22.7 ms to 45.1 ms: their mean known to ±13 %, about 9 steps for ±10 %) and rank 1 of the job after"
 	if len(ws) != 1 || !strings.HasPrefix(ws[0], want) {
 		t.Errorf("the balanced run against itself: warnings %q", ws)
 	}
