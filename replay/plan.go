@@ -150,20 +150,6 @@ type TraceGBps struct {
 	Pinned   float64 `json:"pinned,omitempty"`
 }
 
-// Spread is how well a trace's steady steps pin down its mean step
-// (audit.Steps.Precision).
-type Spread struct {
-	// Share is the mean step's standard error as a share of it.
-	Share float64 `json:"mean_stderr_share"`
-	// MinNS and MaxNS are the shortest and the longest steady step.
-	MinNS int64 `json:"min_ns"`
-	MaxNS int64 `json:"max_ns"`
-	// Steps is the trace's steady steps; WantSteps about how many would
-	// bring Share to audit.LooseMean.
-	Steps     int `json:"steps"`
-	WantSteps int `json:"want_steps"`
-}
-
 // Plan is the replay of one trace.
 type Plan struct {
 	File string `json:"file"`
@@ -191,7 +177,7 @@ type Plan struct {
 	// Spread, when set, says that the trace's steady steps spread too far
 	// for their count: the mean step the plan reproduces is known to no
 	// better than audit.LooseMean (spreadNote).
-	Spread *Spread `json:"-"`
+	Spread *audit.Spread `json:"-"`
 	// GivenStepNS is the loop's mean step without the profiler as the user
 	// gave it (replay --unprofiled-step), whether or not a profiler's cost
 	// was taken out: a given step longer than the trace's says that the
@@ -382,8 +368,8 @@ func Build(r *audit.Analysis) (*Plan, error) {
 		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
 	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady))}
-	if share, lo, hi, want := r.Steps.Precision(); share > audit.LooseMean {
-		p.Spread = &Spread{Share: share, MinNS: lo, MaxNS: hi, Steps: r.Steps.Steady(), WantSteps: want}
+	if sp := r.Steps.Precision(); sp.Loose() {
+		p.Spread = &sp
 	}
 	n := int64(len(ix.Steady))
 	p.ObservedGPUNS = (ix.SteadyCovered(ix.AnyKernel) + ix.SteadyCovered(ix.Copies)) / n

@@ -24,7 +24,7 @@ type Result struct {
 	ObservedGPUNS int64 `json:"observed_gpu_ns"`
 	// StepSpread, when set, says that the trace's steady steps are too
 	// few for their spread to pin down their mean (Plan.Spread).
-	StepSpread *Spread `json:"step_spread,omitempty"`
+	StepSpread *audit.Spread `json:"step_spread,omitempty"`
 	// StepStat names the statistic that speedups and fidelity compare:
 	// "mean" (the mean step, the loop's throughput, on both sides).
 	StepStat string `json:"step_stat"`

@@ -117,7 +117,7 @@ func aloneNote(r *audit.Analysis) string {
 // median 511 ms, mean 512 ms (steps from ProfilerStep); ...". esc escapes
 // the source for the output format.
 func stepsSummary(s audit.Steps, esc func(string) string) string {
-	steady := s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
+	steady := s.Steady()
 	noun := "steady steps"
 	if steady == 1 {
 		noun = "steady step"
@@ -127,9 +127,9 @@ func stepsSummary(s audit.Steps, esc func(string) string) string {
 		out += "; the trace marks no steps, so the window is judged as one step and figures \"per step\" are per window " +
 			"(to judge steps, mark them: torch.profiler with prof.step() each iteration, or an NVTX range around each iteration)"
 	}
-	if share, lo, hi, want := s.Precision(); share > audit.LooseMean {
+	if p := s.Precision(); p.Loose() {
 		out += fmt.Sprintf("; the steps run from %s to %s, so their mean is known to ±%s (one standard error) and so is every figure "+
-			"per step: record about %d steps for ±%s", units.Dur(lo), units.Dur(hi), units.Pct(share), want, units.Pct(audit.LooseMean))
+			"per step: record about %d steps for ±%s", units.Dur(p.MinNS), units.Dur(p.MaxNS), units.Pct(p.Share), p.WantSteps, units.Pct(audit.LooseMean))
 	}
 	if s.GPULag > 0 {
 		out += fmt.Sprintf("; the GPU runs %s of a step behind the host, so steps follow the GPU work each host step launched", units.Pct(s.GPULag))

@@ -41,7 +41,8 @@ func TestStepTablesMarkExcludedSteps(t *testing.T) {
 // even steps).
 func TestLooseMeanStep(t *testing.T) {
 	loose := testaudit.File(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz"))
-	share, lo, hi, want := loose.Steps.Precision()
+	p := loose.Steps.Precision()
+	share, lo, hi, want := p.Share, p.MinNS, p.MaxNS, p.WantSteps
 	if share < 0.55 || share > 0.65 || lo < 24e6 || lo > 25e6 || hi < 130e6 || hi > 140e6 || want < 100 || want > 120 {
 		t.Errorf("rank 1: ±%.2f, steps %d to %d ns, want %d steps", share, lo, hi, want)
 	}
@@ -52,8 +53,8 @@ func TestLooseMeanStep(t *testing.T) {
 		}
 	}
 	even := testaudit.File(t, testfix.Project("r0_baseline.pt.trace.json.gz"))
-	if share, _, _, _ := even.Steps.Precision(); share <= 0 || share > audit.LooseMean {
-		t.Errorf("the baseline run's mean step known to ±%.3f", share)
+	if p := even.Steps.Precision(); p.Share <= 0 || p.Share > audit.LooseMean {
+		t.Errorf("the baseline run's mean step known to ±%.3f", p.Share)
 	}
 	if s := stepsSummary(even.Steps, func(s string) string { return s }); strings.Contains(s, "known to ±") {
 		t.Errorf("the baseline run's steps line speaks of precision:\n%s", s)

@@ -248,7 +248,7 @@ func Verdict(b index.Breakdown, hasKernels bool) string {
 // LooseMean is the standard error of the mean step, as a share of it,
 // beyond which the steps are too few for their spread: every figure per
 // step (a mean over the steady steps) is then as uncertain, and reports
-// say so (Steps.Precision).
+// say so (Spread.Loose).
 const LooseMean = 0.10
 
 // Steady is the number of steady steps: those judged, start-up, tear-down
@@ -257,27 +257,44 @@ func (s Steps) Steady() int {
 	return s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
 }
 
-// Precision returns the mean step's standard error as a share of it (0
-// where it cannot be told: fewer than two steady steps), the steady steps'
-// shortest and longest, and about how many steady steps would bring the
-// share to LooseMean (the share falls with the square root of the count;
-// at least the count there is).
-func (s Steps) Precision() (share float64, lo, hi int64, want int) {
+// Spread is how well a run's steady steps pin down its mean step.
+type Spread struct {
+	// Share is the mean step's standard error as a share of it (0 where
+	// it cannot be told: fewer than two steady steps).
+	Share float64 `json:"mean_stderr_share"`
+	// MinNS and MaxNS are the shortest and the longest steady step.
+	MinNS int64 `json:"min_ns"`
+	MaxNS int64 `json:"max_ns"`
+	// Steps is the steady steps; WantSteps about how many would bring
+	// Share to LooseMean (the share falls with the square root of the
+	// count; at least Steps).
+	Steps     int `json:"steps"`
+	WantSteps int `json:"want_steps"`
+}
+
+// Loose says whether the steps are too few for their spread: the mean
+// step's standard error over LooseMean of it.
+func (p Spread) Loose() bool { return p.Share > LooseMean }
+
+// Precision is how well the steady steps pin down their mean step.
+func (s Steps) Precision() Spread {
 	n := s.Steady()
+	p := Spread{Steps: n, WantSteps: n}
 	if n < 2 || s.MeanNS <= 0 || s.MeanStderrNS <= 0 {
-		return 0, 0, 0, n
+		return p
 	}
-	share = float64(s.MeanStderrNS) / float64(s.MeanNS)
-	for _, p := range s.PerStep {
-		if p.Startup || p.Teardown || p.Paused {
+	p.Share = float64(s.MeanStderrNS) / float64(s.MeanNS)
+	for _, ps := range s.PerStep {
+		if ps.Startup || ps.Teardown || ps.Paused {
 			continue
 		}
-		d := p.EndNS - p.StartNS
-		if lo == 0 || d < lo {
-			lo = d
+		d := ps.EndNS - ps.StartNS
+		if p.MinNS == 0 || d < p.MinNS {
+			p.MinNS = d
 		}
-		hi = max(hi, d)
+		p.MaxNS = max(p.MaxNS, d)
 	}
-	x := share / LooseMean
-	return share, lo, hi, max(n, int(math.Ceil(float64(n)*x*x)))
+	x := p.Share / LooseMean
+	p.WantSteps = max(n, int(math.Ceil(float64(n)*x*x)))
+	return p
 }

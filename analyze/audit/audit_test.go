@@ -478,17 +478,18 @@ func TestPrecision(t *testing.T) {
 		{StartNS: 1150 * ms, EndNS: 3150 * ms, Paused: true},
 	}
 	s := Steps{Count: 7, StartupExcluded: 1, PausedExcluded: 1, MeanNS: 26800 * us, MeanStderrNS: 12328 * us, PerStep: per}
-	share, lo, hi, want := s.Precision()
-	if math.Abs(share-0.46) > 1e-9 || lo != 7*ms || hi != 75*ms || want != 106 {
+	p := s.Precision()
+	share, lo, hi, want := p.Share, p.MinNS, p.MaxNS, p.WantSteps
+	if math.Abs(share-0.46) > 1e-9 || lo != 7*ms || hi != 75*ms || want != 106 || p.Steps != 5 || !p.Loose() {
 		t.Errorf("Precision() = %.4f, %d, %d, %d; want 0.46, 7 ms, 75 ms, 106 (ceil(5 × 4.6²))", share, lo, hi, want)
 	}
 	s.MeanStderrNS = 1340 * us // 5 %: the steps there are enough
-	if share, _, _, want := s.Precision(); math.Abs(share-0.05) > 1e-9 || want != 5 {
+	if p := s.Precision(); math.Abs(p.Share-0.05) > 1e-9 || p.WantSteps != 5 || p.Loose() {
 		t.Errorf("a tight mean: %.4f, want %d steps", share, want)
 	}
 	for _, one := range []Steps{{Count: 1, MeanNS: ms, MeanStderrNS: 0}, {Count: 3, StartupExcluded: 1, TeardownExcluded: 1, MeanNS: ms, MeanStderrNS: ms}} {
-		if share, _, _, _ := one.Precision(); share != 0 {
-			t.Errorf("one steady step: a precision of %.2f", share)
+		if p := one.Precision(); p.Share != 0 {
+			t.Errorf("one steady step: a precision of %.2f", p.Share)
 		}
 	}
 }

@@ -157,11 +157,11 @@ func loosePace(x float64, runs ...run) string {
 	var loose []string
 	var sq float64
 	for _, r := range runs {
-		share, lo, hi, want := r.steps.Precision()
-		sq += share * share
-		if share > audit.LooseMean {
+		p := r.steps.Precision()
+		sq += p.Share * p.Share
+		if p.Loose() {
 			loose = append(loose, fmt.Sprintf("%s (%d steady steps of %s to %s: their mean known to ±%s, about %d steps for ±%s)",
-				r.name, r.steps.Steady(), units.Dur(lo), units.Dur(hi), units.Pct(share), want, units.Pct(audit.LooseMean)))
+				r.name, p.Steps, units.Dur(p.MinNS), units.Dur(p.MaxNS), units.Pct(p.Share), p.WantSteps, units.Pct(audit.LooseMean)))
 		}
 	}
 	if len(loose) == 0 || math.Abs(math.Log(x)) > 2*math.Sqrt(sq) {
