@@ -57,7 +57,7 @@ test:
 # The packages that run goroutines, under the race detector (needs cgo and
 # a C compiler).
 race:
-	CGO_ENABLED=1 $(GO) test -race -timeout 30m ./replay/ ./ingest/... ./internal/... ./analyze/... ./timeline/...
+	CGO_ENABLED=1 $(GO) test -race -timeout 30m ./replay/ ./ingest/... ./internal/... ./driver/... ./analyze/... ./timeline/...
 
 lint:
 	$(GO) vet ./...
@@ -70,7 +70,7 @@ lint:
 # README, "Performance"). BENCHFLAGS=-skip-1gb skips the 1 GB trace.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./ingest/... ./analyze/...
-	$(GO) run ./internal/benchrun $(BENCHFLAGS)
+	$(GO) run ./cmd/benchrun $(BENCHFLAGS)
 
 # The main job on the shipped sample trace.
 demo: build

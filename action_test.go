@@ -13,8 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/mdcheck"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // actionRun runs action/run.sh as action.yml does, in a fake GitHub

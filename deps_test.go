@@ -5,41 +5,45 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 const module = "github.com/traceaudit/traceaudit"
 
-// rule forbids packages matching from from depending (directly or not) on
-// packages matching to.
-type rule struct{ from, to, why string }
+// rule forbids packages matching from, other than those matching except,
+// from depending (directly or not) on packages matching to.
+type rule struct {
+	from, to, why string
+	except        []string
+}
 
 var rules = []rule{
-	{"timeline", module + "/", "timeline is the leaf model: standard library only"},
-	{"timeline", "github.com/", "timeline is the leaf model: standard library only"},
-	{"analyze/...", module + "/ingest", "analyzers never see file formats"},
-	{"analyze/...", module + "/report", "analyzers do not render"},
-	{"analyze/...", module + "/replay", "analyzers do not replay"},
-	{"report/...", module + "/ingest", "reports never see parsers"},
-	{"ingest/...", module + "/analyze", "ingest only builds timelines"},
-	{"ingest/...", module + "/report", "ingest only builds timelines"},
-	{"replay/...", module + "/ingest", "the replay plans from timelines, not files"},
-	{"...", module + "/internal/testaudit", "testaudit (ingest, then analyze) is for tests only"},
-	{"...", "modernc.org/sqlite", "SQLite stays in ingest/nsys"},
-	{"...", "github.com/tidwall/gjson", "gjson stays in ingest/chrome"},
-	{"...", "github.com/klauspost/compress", "gzip decompression stays in ingest"},
-	{"...", "gonum.org/v1/plot", "gonum stays in report/plot"},
-	{"...", "github.com/ebitengine/purego", "purego stays in replay/cuda"},
+	{"timeline", module + "/", "timeline is the leaf model: standard library only", nil},
+	{"timeline", "github.com/", "timeline is the leaf model: standard library only", nil},
+	{"analyze/...", module + "/ingest", "analyzers never see file formats", nil},
+	{"analyze/...", module + "/report", "analyzers do not render", nil},
+	{"analyze/...", module + "/replay", "analyzers do not replay", nil},
+	{"report/...", module + "/ingest", "reports never see parsers", nil},
+	{"ingest/...", module + "/analyze", "ingest only builds timelines", nil},
+	{"ingest/...", module + "/report", "ingest only builds timelines", nil},
+	{"replay/...", module + "/ingest", "the replay plans from timelines, not files", nil},
+	{"...", module + "/internal/testing/", "test kits are for tests only", []string{"internal/testing/...", "cmd/benchrun"}},
+	{"internal/...", module + "/", "internal holds leaf helpers: they import nothing of the module", []string{"internal/testing/..."}},
+	{"...", "modernc.org/sqlite", "SQLite stays in ingest/nsys", nil},
+	{"...", "github.com/tidwall/gjson", "gjson stays in ingest/chrome", nil},
+	{"...", "github.com/klauspost/compress", "gzip decompression stays in ingest", nil},
+	{"...", "gonum.org/v1/plot", "gonum stays in report/plot", nil},
+	{"...", "github.com/ebitengine/purego", "purego stays in replay/cuda", nil},
 }
 
 // allowed lists the packages that may hold a heavy dependency, and those
 // above them that link it in. An entry ending in "/" covers a subtree; any
 // other entry is one package.
 var allowed = map[string][]string{
-	"modernc.org/sqlite":            {"ingest/nsys", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
-	"github.com/tidwall/gjson":      {"ingest/chrome", "ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
-	"github.com/klauspost/compress": {"ingest", "cmd/", "internal/benchrun", "internal/testaudit", "internal/inputs"},
-	"gonum.org/v1/plot":             {"report/plot", "report/folder", "cmd/", "internal/benchrun"},
+	"modernc.org/sqlite":            {"ingest/nsys", "ingest", "cmd/", "internal/testing/testaudit", "driver"},
+	"github.com/tidwall/gjson":      {"ingest/chrome", "ingest", "cmd/", "internal/testing/testaudit", "driver"},
+	"github.com/klauspost/compress": {"ingest", "cmd/", "internal/testing/testaudit", "driver"},
+	"gonum.org/v1/plot":             {"report/plot", "report/folder", "cmd/"},
 	"github.com/ebitengine/purego":  {"replay/cuda", "replay/cudaexec", "cmd/"},
 }
 
@@ -58,7 +62,7 @@ func TestLayering(t *testing.T) {
 		n++
 		for _, dep := range f[1:] {
 			for _, r := range rules {
-				if !match(r.from, pkg) || !strings.HasPrefix(dep, r.to) || dep == f[0] {
+				if !match(r.from, pkg) || matchAny(r.except, pkg) || !strings.HasPrefix(dep, r.to) || dep == f[0] {
 					continue
 				}
 				if okHeavy(r.to, pkg) {
@@ -73,9 +77,42 @@ func TestLayering(t *testing.T) {
 	}
 }
 
+// TestCommandsUnderCmd keeps programs out of the library tree: a package
+// main lives under cmd/ (gh's layout), never under internal/.
+func TestCommandsUnderCmd(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{.Name}}", "./...").Output()
+	if err != nil {
+		testfix.Missing(t, "go list: %v", err)
+	}
+	mains := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, name, _ := strings.Cut(line, " ")
+		pkg := strings.TrimPrefix(strings.TrimPrefix(path, module), "/")
+		if name != "main" {
+			continue
+		}
+		mains++
+		if !strings.HasPrefix(pkg, "cmd/") {
+			t.Errorf("%s is a package main outside cmd/", pkg)
+		}
+	}
+	if mains < 2 {
+		t.Fatalf("go list saw %d package main, want traceaudit and benchrun", mains)
+	}
+}
+
 func okHeavy(dep, pkg string) bool {
 	for _, p := range allowed[dep] {
 		if pkg == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(pkg, p)) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchAny(patterns []string, pkg string) bool {
+	for _, p := range patterns {
+		if match(p, pkg) {
 			return true
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/cmd/traceaudit/cli"
-	"github.com/traceaudit/traceaudit/internal/mdcheck"
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
 )
 
 // TestReadmeGoVersion: the Go version the README asks for is go.mod's, and

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // TestRegistry: the Formats after FormatUnknown have one entry each, with

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/ingest"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline/timelinetext"
 )
 

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
 )
 
 func planOf(t *testing.T, path string) *Plan {

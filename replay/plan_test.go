@@ -11,7 +11,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
 	"github.com/traceaudit/traceaudit/analyze/passes/syncapi"
 	"github.com/traceaudit/traceaudit/analyze/suite"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )

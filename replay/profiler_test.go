@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
 

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/testaudit"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // TestStepTablesMarkExcludedSteps: the Markdown and HTML step tables name

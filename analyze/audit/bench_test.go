@@ -6,7 +6,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/ingest"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // BenchmarkRun times the analysis alone (the index and every analyzer, not

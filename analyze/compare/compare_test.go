@@ -7,8 +7,8 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/testaudit"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // auditOf reads and analyzes a real trace.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 

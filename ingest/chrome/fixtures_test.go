@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )

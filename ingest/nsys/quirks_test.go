@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 

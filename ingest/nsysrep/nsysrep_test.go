@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // standIn puts the stand-in nsys on PATH and returns its call log.

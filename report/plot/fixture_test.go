@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/testaudit"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // load analyzes a real trace.

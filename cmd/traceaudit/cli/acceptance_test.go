@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 type verdict struct {

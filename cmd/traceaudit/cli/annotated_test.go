@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 type chromeEvent struct {

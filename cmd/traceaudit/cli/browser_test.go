@@ -13,9 +13,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/headless"
-	"github.com/traceaudit/traceaudit/internal/mdcheck"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/headless"
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // These tests open traceaudit's reports in a real headless Chromium. They

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/driver"
 )
 
 // DiffOptions are the inputs of `traceaudit diff`.
@@ -64,20 +64,20 @@ func diffRun(opts *DiffOptions) error {
 	if err := checkOut(opts.OutDir); err != nil {
 		return err
 	}
-	var res [2]*inputs.Result
+	var res [2]*driver.Result
 	for i, f := range []string{opts.Before, opts.After} {
 		r, err := analyzeInputs(opts.IO, []string{f}, opts.Config, false, opts.OutDir != "")
 		if err != nil {
 			return err
 		}
-		if r.Kind == inputs.KindBatch {
+		if r.Kind == driver.KindBatch {
 			return fmt.Errorf("%s: %d traces that are not one job: diff compares one trace or one job with another", f, len(r.Paths))
 		}
 		res[i] = r
 	}
 	b, a := res[0], res[1]
 	switch {
-	case b.Kind == inputs.KindJob && a.Kind == inputs.KindJob:
+	case b.Kind == driver.KindJob && a.Kind == driver.KindJob:
 		d := compare.CompareJobs(b.Job, a.Job)
 		if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
 			return err
@@ -94,8 +94,8 @@ func diffRun(opts *DiffOptions) error {
 }
 
 // kindName says what an input was, for errors.
-func kindName(r *inputs.Result) string {
-	if r.Kind == inputs.KindJob {
+func kindName(r *driver.Result) string {
+	if r.Kind == driver.KindJob {
 		return fmt.Sprintf("a job of %d ranks", len(r.Job.Ranks))
 	}
 	return "one trace"

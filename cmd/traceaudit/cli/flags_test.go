@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/internal/version"
 )
 

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/golden"
-	"github.com/traceaudit/traceaudit/internal/mdcheck"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/golden"
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // run executes the CLI from the repository root (so that file names in the

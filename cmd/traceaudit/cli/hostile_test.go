@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/mdcheck"
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
 )
 
 // Names in a trace are data written by someone else. The hostile trace's

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/driver"
 	"github.com/traceaudit/traceaudit/report"
 )
 
@@ -77,7 +77,7 @@ func jobRun(opts *JobOptions) error {
 	if err := checkOut(opts.OutDir); err != nil {
 		return err
 	}
-	j, err := inputs.Reduce(opts.Files, inputs.Options{Config: opts.Config})
+	j, err := driver.Reduce(opts.Files, driver.Options{Config: opts.Config})
 	if err != nil {
 		return err
 	}

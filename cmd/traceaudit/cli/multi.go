@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/driver"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -27,10 +27,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 // analyzeInputs reads and analyses the traces args name (files or
-// folders) as one trace, one job or a batch (internal/inputs). One trace
+// folders) as one trace, one job or a batch (driver). One trace
 // shows its reading progress; several show how many are done.
-func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep bool) (*inputs.Result, error) {
-	in, err := inputs.Expand(args)
+func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep bool) (*driver.Result, error) {
+	in, err := driver.Expand(args)
 	if err != nil {
 		return nil, err
 	}
@@ -40,10 +40,10 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 	}
 	// The command renders the result and exits: the memory limit of a run
 	// over several traces holds while it renders too.
-	o := inputs.Options{Config: cfg, Job: forceJob, KeepTimeline: keep, KeepMemoryLimit: ios.OneShot}
+	o := driver.Options{Config: cfg, Job: forceJob, KeepTimeline: keep, KeepMemoryLimit: ios.OneShot}
 	if len(paths) == 1 {
 		o.Open = func(p string) (*timeline.Timeline, error) { return load(ios, p) }
-		return inputs.AnalyzeInputs(in, o)
+		return driver.AnalyzeInputs(in, o)
 	}
 	errw := &lockedWriter{w: ios.Err}
 	bar := progress.New(errw, fmt.Sprintf("reading %d traces", len(paths)), ios.ErrTTY)
@@ -63,15 +63,15 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 		mu.Unlock()
 		return tl, err
 	}
-	return inputs.AnalyzeInputs(in, o)
+	return driver.AnalyzeInputs(in, o)
 }
 
 // docOf is the document to render for an analysis, and its worst finding.
-func docOf(res *inputs.Result) (any, analyze.Severity) {
+func docOf(res *driver.Result) (any, analyze.Severity) {
 	switch res.Kind {
-	case inputs.KindJob:
+	case driver.KindJob:
 		return res.Job, report.MaxJobSeverity(res.Job)
-	case inputs.KindBatch:
+	case driver.KindBatch:
 		return res.Batch, report.MaxSeverity(res.Batch.Files...)
 	}
 	return res.Single, report.MaxSeverity(res.Single)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // TestAnalyzeNsysReport: with nsys on PATH (a stand-in that copies the b0

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/golden"
-	"github.com/traceaudit/traceaudit/internal/inputs"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/driver"
+	"github.com/traceaudit/traceaudit/internal/testing/golden"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/report/folder"
 )
@@ -441,7 +441,7 @@ func TestInterruptedWritesNothing(t *testing.T) {
 // folder.Write stops at a cancelled context and leaves nothing.
 func TestFolderWriteInterrupted(t *testing.T) {
 	t.Chdir(testfix.Root())
-	res, err := inputs.Analyze([]string{"fixtures/b0_pageable_sync.nsys.sqlite"}, inputs.Options{KeepTimeline: true})
+	res, err := driver.Analyze([]string{"fixtures/b0_pageable_sync.nsys.sqlite"}, driver.Options{KeepTimeline: true})
 	if err != nil {
 		t.Fatal(err)
 	}

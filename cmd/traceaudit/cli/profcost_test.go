@@ -10,7 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/ingest/chrome"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/replay"
 )
 

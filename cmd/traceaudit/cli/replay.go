@@ -10,7 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/inputs"
+	"github.com/traceaudit/traceaudit/driver"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
@@ -200,14 +200,14 @@ func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
 			cache[opts.File] = tl
 		}
 	}
-	res, err := inputs.Analyze(opts.Files, inputs.Options{Config: opts.Config, Open: open})
+	res, err := driver.Analyze(opts.Files, driver.Options{Config: opts.Config, Open: open})
 	if err != nil {
 		return nil, err
 	}
 	switch res.Kind {
-	case inputs.KindSingle:
+	case driver.KindSingle:
 		return open(res.Paths[0])
-	case inputs.KindBatch:
+	case driver.KindBatch:
 		return nil, usagef("replay: these %d traces are not one job: replay one trace, or the ranks of one job", len(res.Paths))
 	}
 	rank := opts.Rank
@@ -221,7 +221,7 @@ func replayTimeline(opts *ReplayOptions) (*timeline.Timeline, error) {
 	default:
 		fmt.Fprintf(opts.IO.Err, "traceaudit: replaying rank %d\n", rank)
 	}
-	return inputs.RankTimeline(res.Job, rank, open)
+	return driver.RankTimeline(res.Job, rank, open)
 }
 
 // runReplay opens the GPU and runs the plan, stopping cleanly on Ctrl-C.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/golden"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/golden"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // row is one table row as a plain map, for comparisons.

@@ -1,4 +1,4 @@
-package inputs
+package driver
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 func ddp(name string) string { return testfix.Project(filepath.Join("h200-ddp", name)) }

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/traceaudit/traceaudit/internal/inputs"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/driver"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // The tiled rank folder is one job of its ranks, as the real one is: the
@@ -18,12 +18,12 @@ func TestTileRanks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := inputs.Analyze([]string{dir}, inputs.Options{})
+	res, err := driver.Analyze([]string{dir}, driver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	j := res.Job
-	if res.Kind != inputs.KindJob || j.Job.Ranks != 4 || j.Job.WorldSize == nil || *j.Job.WorldSize != 4 || events < 4*30000 {
+	if res.Kind != driver.KindJob || j.Job.Ranks != 4 || j.Job.WorldSize == nil || *j.Job.WorldSize != 4 || events < 4*30000 {
 		t.Fatalf("kind %s, %d events: %+v", res.Kind, events, j)
 	}
 	if s := j.Job.Straggler; s == nil || s.Rank%2 != 1 || s.Cause != "dataloader-wait" {

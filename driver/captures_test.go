@@ -1,4 +1,4 @@
-package inputs
+package driver
 
 import (
 	"bufio"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/job"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // realSpeedups reads fixtures/multigpu-steps.jsonl, the unprofiled median

@@ -12,7 +12,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/ingest"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 var update = flag.Bool("update", false, "rewrite the expectations table in README.md")
@@ -125,12 +125,12 @@ func TestExpectations(t *testing.T) {
 }
 
 const (
-	tableBegin = "<!-- expectations table: go test ./internal/expect -update writes it -->"
+	tableBegin = "<!-- expectations table: go test ./internal/testing/expect -update writes it -->"
 	tableEnd   = "<!-- end of the expectations table -->"
 )
 
 // TestReadmeTable: the README shows the expectations as a table generated
-// from the file (go test ./internal/expect -update rewrites it).
+// from the file (go test ./internal/testing/expect -update rewrites it).
 func TestReadmeTable(t *testing.T) {
 	readmePath := filepath.Join(testfix.Root(), "README.md")
 	readme, err := os.ReadFile(readmePath)
@@ -153,7 +153,7 @@ func TestReadmeTable(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("README.md's expectations table differs from expectations.txt: go test ./internal/expect -update rewrites it")
+	t.Errorf("README.md's expectations table differs from expectations.txt: go test ./internal/testing/expect -update rewrites it")
 }
 
 // TestParse checks the file format's rules and errors.

@@ -38,10 +38,21 @@ func Missing(t testing.TB, format string, args ...any) {
 	t.Skipf(format+": skipping", args...)
 }
 
-// Root is the repository root (the folder holding go.mod).
+// Root is the repository root: the nearest folder above this file that
+// holds go.mod.
 func Root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+	dir := filepath.Dir(file)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			panic("testfix: no go.mod above " + file)
+		}
+		dir = up
+	}
 }
 
 // Project returns the path of a file under the project's fixtures/ folder.

@@ -1,6 +1,6 @@
-// Package inputs decides what a command line's traces are, in one place:
-// one trace, the ranks of one job, or a batch of unrelated traces, and
-// analyses them accordingly.
+// Package driver is the application layer the commands call: it decides
+// what a command line's traces are, in one place (one trace, the ranks of
+// one job, or a batch of unrelated traces), and analyses them accordingly.
 //
 //   - Folders are read for their trace files (Nsight Systems SQLite
 //     exports and Chrome traces; nothing else, no subfolders).
@@ -17,7 +17,7 @@
 // traces in flight fit in memory; only the analysis (the audit.Analysis,
 // without its timeline) is kept, so a folder of ranks costs about as much
 // memory as its largest traces read at once.
-package inputs
+package driver
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package inputs
+package driver
 
 import (
 	"path/filepath"
@@ -10,7 +10,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/ingest"
-	"github.com/traceaudit/traceaudit/internal/testfix"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 

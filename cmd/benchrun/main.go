@@ -7,7 +7,7 @@
 // the commit measured. A 16-rank job folder tiled from the H200 DDP ranks
 // is analysed as a folder and against its largest rank alone.
 //
-//	go run ./internal/benchrun [-out bench/out] [-runs 5] [-skip-1gb] [-only REGEXP] [-baseline BIN] [-quick]
+//	go run ./cmd/benchrun [-out bench/out] [-runs 5] [-skip-1gb] [-only REGEXP] [-baseline BIN] [-quick]
 //
 // -baseline names a traceaudit binary built from another commit: its
 // stats and analyze are measured in the same rounds, for a before/after
