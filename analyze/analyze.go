@@ -38,7 +38,7 @@ type Analyzer struct {
 	// it, and the analyzer is listed under not_observable instead of
 	// running. Nil means always observable.
 	Observable func(p *Pass) (ok bool, why string)
-	// Run performs the analysis, reporting findings with p.Report. Its
+	// Run performs the analysis, recording findings with p.AddFinding. Its
 	// result is available to dependent analyzers.
 	Run func(p *Pass) (any, error)
 	// Bands are the default severity bands of its findings' shares (nil:
@@ -57,11 +57,9 @@ type Pass struct {
 	Config   *Config
 	// ResultOf holds the results of the analyzers in Requires.
 	ResultOf map[*Analyzer]any
-	// Report records a finding. The driver fills in ID, Severity (from
+	// AddFinding records a finding. The driver fills in ID, Severity (from
 	// Share and the bands), EstimatedSpeedup and VerifyWith when unset.
-	// The name is go/analysis's verb (Pass.Report) and stays; the document
-	// built from all findings is audit.Analysis.
-	Report func(Finding)
+	AddFinding func(Finding)
 }
 
 // Severity ranks findings.
@@ -307,7 +305,7 @@ func Run(tl *timeline.Timeline, analyzers []*Analyzer, cfg *Config) (*Result, er
 					return
 				}
 			}
-			p.Report = func(f Finding) {
+			p.AddFinding = func(f Finding) {
 				if finish(&f, a, cfg) {
 					o.findings = append(o.findings, f)
 				}

@@ -21,7 +21,7 @@ func TestRunIsSequentialInEffect(t *testing.T) {
 		return &Analyzer{ID: id, Doc: id, Run: func(p *Pass) (any, error) {
 			time.Sleep(delay)
 			for _, title := range titles {
-				p.Report(Finding{Title: title, WastedNS: 5, Share: 0.5})
+				p.AddFinding(Finding{Title: title, WastedNS: 5, Share: 0.5})
 			}
 			return id + " result", nil
 		}}

@@ -60,7 +60,7 @@ func capture(run, format string) []string {
 	return []string{testfix.Project(run + ".rank0.pt.trace.json.gz"), testfix.Project(run + ".rank1.pt.trace.json.gz")}
 }
 
-func analyzeJob(t *testing.T, files []string) *job.Report {
+func analyzeJob(t *testing.T, files []string) *job.Analysis {
 	t.Helper()
 	res, err := Analyze(files, Options{})
 	if err != nil {

@@ -88,7 +88,7 @@ type Result struct {
 	Kind Kind
 	// Single, Job or Batch holds the analysis, by Kind.
 	Single *audit.Analysis
-	Job    *job.Report
+	Job    *job.Analysis
 	Batch  *audit.Batch
 	// Failed are the traces of a batch that could not be read or analysed,
 	// each error naming its file; the caller reports them and exits 2.

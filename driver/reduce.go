@@ -26,7 +26,7 @@ const MaxSummaryBytes = 1 << 30
 // job analysed as one task per rank. The result is the document
 // `traceaudit analyze` prints for the same traces read together. Ranks are
 // those the analyses record, else the order of paths.
-func Reduce(paths []string, o Options) (*job.Report, error) {
+func Reduce(paths []string, o Options) (*job.Analysis, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no analysis files given")
 	}
@@ -185,7 +185,7 @@ func pidText(pid *int64) string {
 
 // RankTimeline reads the trace of one rank of a job again, whole: the
 // rank's file, and in an export of several processes, its process only.
-func RankTimeline(j *job.Report, rank int, open func(string) (*timeline.Timeline, error)) (*timeline.Timeline, error) {
+func RankTimeline(j *job.Analysis, rank int, open func(string) (*timeline.Timeline, error)) (*timeline.Timeline, error) {
 	for _, r := range j.Ranks {
 		if *r.Rank != rank {
 			continue

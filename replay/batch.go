@@ -63,7 +63,7 @@ func (l *loop) produce(worker int, p producer) {
 
 // producerBatch builds one batch in new shared memory, or in a reused
 // buffer when the loop reuses buffers.
-func (l *loop) producerBatch(seed byte) (*batch, error) {
+func (l *loop) producerBatch(seed byte) (*inputBatch, error) {
 	if l.s.ReuseBuffers {
 		b := l.pooled()
 		for _, buf := range b.bufs {
@@ -73,7 +73,7 @@ func (l *loop) producerBatch(seed byte) (*batch, error) {
 		}
 		return b, nil
 	}
-	b := &batch{}
+	b := &inputBatch{}
 	for _, c := range l.r.p.Step.Copies {
 		if c.Dir != timeline.CopyHtoD {
 			b.bufs = append(b.bufs, nil)
@@ -118,11 +118,11 @@ func (l *loop) sharedBatch(n int64, seed byte) (*mapping, error) {
 }
 
 // pooled is a batch of private buffers from the reuse pool, or a new one.
-func (l *loop) pooled() *batch {
+func (l *loop) pooled() *inputBatch {
 	if b := l.reuse.get(); b != nil {
 		return b
 	}
-	b := &batch{pooled: true}
+	b := &inputBatch{pooled: true}
 	for _, c := range l.r.p.Step.Copies {
 		var buf []byte
 		if c.Dir == timeline.CopyHtoD {
@@ -136,13 +136,13 @@ func (l *loop) pooled() *batch {
 // mainBatch builds a batch on the main thread: the memory traffic into
 // fresh or reused pages, then the rest of the observed data phase. A batch
 // that the trace reuses is written once.
-func (l *loop) mainBatch() (*batch, error) {
+func (l *loop) mainBatch() (*inputBatch, error) {
 	st := &l.r.p.Step
-	var b *batch
+	var b *inputBatch
 	if l.s.ReuseBuffers || !anyFresh(st) {
 		b = l.pooled()
 	} else {
-		b = &batch{}
+		b = &inputBatch{}
 		for _, c := range st.Copies {
 			if c.Dir != timeline.CopyHtoD {
 				b.bufs = append(b.bufs, nil)
@@ -175,7 +175,7 @@ func (l *loop) mainBatch() (*batch, error) {
 }
 
 // anyFresh says whether the main thread's batches live in fresh mappings.
-func anyFresh(st *Step) bool {
+func anyFresh(st *Phases) bool {
 	for _, c := range st.Copies {
 		if c.Dir == timeline.CopyHtoD && freshMain(st, c) {
 			return true
@@ -187,11 +187,11 @@ func anyFresh(st *Step) bool {
 // take obtains the next pageable batch on the main thread: from the
 // producers (waiting for it, plus the trace's own wait when the producers
 // stand in for the trace's workers) or by building it here.
-func (l *loop) take() (*batch, error) {
+func (l *loop) take() (*inputBatch, error) {
 	if l.ready == nil {
 		return l.mainBatch()
 	}
-	var b *batch
+	var b *inputBatch
 	select {
 	case b = <-l.ready:
 	case err := <-l.errc:
@@ -216,7 +216,7 @@ func (l *loop) observedWait() time.Duration {
 
 // obtain gets the next batch for the main loop, in pinned memory when the
 // variant copies from pinned memory.
-func (l *loop) obtain() (*batch, error) {
+func (l *loop) obtain() (*inputBatch, error) {
 	if !l.s.Pinned {
 		return l.take()
 	}
@@ -257,7 +257,7 @@ func (l *loop) obtain() (*batch, error) {
 func (l *loop) pinLoop() {
 	defer l.wg.Done()
 	for {
-		var b *batch
+		var b *inputBatch
 		select {
 		case b = <-l.ready:
 		case <-l.ctx.Done():
@@ -281,7 +281,7 @@ func (l *loop) pinLoop() {
 // last read the slot have completed, and releases the pageable batch where
 // it was pinned. On the main thread the copy is parallel and, where the
 // trace shows pinning there, lasts at least the observed pinning time.
-func (l *loop) pin(b *batch, where string) (*batch, error) {
+func (l *loop) pin(b *inputBatch, where string) (*inputBatch, error) {
 	var sl *pinSlot
 	select {
 	case sl = <-l.free:
@@ -324,13 +324,13 @@ func (l *loop) pin(b *batch, where string) (*batch, error) {
 		l.free <- sl
 		return nil, err
 	}
-	return &batch{bufs: sl.bufs, slot: sl}, nil
+	return &inputBatch{bufs: sl.bufs, slot: sl}, nil
 }
 
 // afterCopy frees a batch whose copies were issued on stream s: a pinned
 // slot goes back with an event that guards its reuse; pageable memory
 // (copied synchronously) is released at once, on the main thread.
-func (l *loop) afterCopy(b *batch, s Stream) error {
+func (l *loop) afterCopy(b *inputBatch, s Stream) error {
 	if b == nil || b == l.kept {
 		return nil
 	}
@@ -350,7 +350,7 @@ func (l *loop) afterCopy(b *batch, s Stream) error {
 // release gives a pageable batch back: a real munmap of each of its
 // mappings (where says who does it, for the test hooks), or back to the
 // pool. A pinned batch's slot goes back to the free slots.
-func (l *loop) release(b *batch, where string) error {
+func (l *loop) release(b *inputBatch, where string) error {
 	if b == nil || b == l.kept {
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// batch is one step's host data: one buffer per copy of the plan.
-type batch struct {
+// inputBatch is one step's host data: one buffer per copy of the plan.
+type inputBatch struct {
 	// bufs holds, per copy of the plan, the host buffer of a host-to-device
 	// copy (nil for the others).
 	bufs [][]byte
@@ -46,7 +46,7 @@ type loop struct {
 	wg     sync.WaitGroup
 	// ready delivers batches made by producer goroutines (nil: the main
 	// thread makes them); errc carries a producer's failure.
-	ready chan *batch
+	ready chan *inputBatch
 	errc  chan error
 	reuse pool
 	// free holds the free pinned slots; slots all of them.
@@ -54,8 +54,8 @@ type loop struct {
 	slots []*pinSlot
 	// pinned delivers batches pinned by the pin goroutine; kept is the one
 	// pinned batch of a loop that pins once.
-	pinned chan *batch
-	kept   *batch
+	pinned chan *inputBatch
+	kept   *inputBatch
 	// dtoh are the pinned buffers that device-to-host results land in
 	// when the loop copies from pinned memory.
 	dtoh [][]byte
@@ -125,13 +125,13 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 		l.graph = g
 	}
 	if n := s.Workers + s.Feeders; n > 0 {
-		l.ready = make(chan *batch, 2*n) // prefetch_factor 2
+		l.ready = make(chan *inputBatch, 2*n) // prefetch_factor 2
 		for w := range n {
 			l.wg.Add(1)
 			go l.produce(w, producerOf(r, s, w, n))
 		}
 		if s.Pinned && s.PinOn == PinOnThread {
-			l.pinned = make(chan *batch, 1)
+			l.pinned = make(chan *inputBatch, 1)
 			l.wg.Add(1)
 			go l.pinLoop()
 		}
@@ -193,7 +193,7 @@ func (l *loop) close() {
 		// returns.
 		stop := make(chan struct{})
 		var drainers sync.WaitGroup
-		drain := func(c chan *batch) {
+		drain := func(c chan *inputBatch) {
 			drainers.Add(1)
 			go func() {
 				defer drainers.Done()
@@ -272,10 +272,10 @@ func (l *loop) close() {
 // pool hands out reusable host batches.
 type pool struct {
 	mu   sync.Mutex
-	free []*batch
+	free []*inputBatch
 }
 
-func (p *pool) get() *batch {
+func (p *pool) get() *inputBatch {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
@@ -286,7 +286,7 @@ func (p *pool) get() *batch {
 	return nil
 }
 
-func (p *pool) put(b *batch) {
+func (p *pool) put(b *inputBatch) {
 	p.mu.Lock()
 	p.free = append(p.free, b)
 	p.mu.Unlock()

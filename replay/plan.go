@@ -69,10 +69,10 @@ type Launches struct {
 	IntervalNS int64 `json:"interval_ns"`
 }
 
-// Step is the plan of one steady-state step, in nanoseconds per phase.
+// Phases is the plan of one steady-state step, in nanoseconds per phase.
 // The phases are disjoint: each nanosecond of the trace's mean steady step
 // is replayed by one of them.
-type Step struct {
+type Phases struct {
 	// DataNS is the main thread's time producing or waiting for the next
 	// batch (the data bucket), pinning excluded.
 	DataNS int64 `json:"data_ns"`
@@ -125,7 +125,7 @@ type Step struct {
 }
 
 // BatchBytes is the bytes copied host-to-device per step.
-func (s *Step) BatchBytes() int64 {
+func (s *Phases) BatchBytes() int64 {
 	var n int64
 	for _, c := range s.Copies {
 		if c.Dir == timeline.CopyHtoD {
@@ -136,7 +136,7 @@ func (s *Step) BatchBytes() int64 {
 }
 
 // LaunchComputeNS is the kernel time of the launch-bound kernels per step.
-func (s *Step) LaunchComputeNS() int64 {
+func (s *Phases) LaunchComputeNS() int64 {
 	if s.Launches == nil {
 		return 0
 	}
@@ -163,7 +163,7 @@ type Plan struct {
 	// time plus copy busy time, mean over steady steps.
 	ObservedGPUNS int64     `json:"observed_gpu_ns"`
 	TraceGBps     TraceGBps `json:"trace_gbps"`
-	Step          Step      `json:"step"`
+	Step          Phases    `json:"step"`
 	// Variants are observed first, then one per finding the replay can
 	// fix, then all.
 	Variants []Variant `json:"variants"`
@@ -310,7 +310,7 @@ func (p *Plan) LessHostTime(ns int64, source string) {
 // lessProfiler is st with eventNS taken out for each event of ev in its
 // host phases (LessProfiler), the time taken out per step, and the events
 // it was taken out for.
-func lessProfiler(st Step, ev phaseEvents, eventNS int64) (Step, int64, int) {
+func lessProfiler(st Phases, ev phaseEvents, eventNS int64) (Phases, int64, int) {
 	if st.Launches != nil {
 		l := *st.Launches
 		st.Launches = &l
@@ -441,7 +441,7 @@ const (
 // would otherwise look like one building its batches (the calibration's
 // copy-stream pair: 4 workers, 29 ms of waiting per step, planned as
 // batches built on the main thread).
-func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Step, munmaps bool) string {
+func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Phases, munmaps bool) string {
 	if st.BatchBytes() == 0 {
 		return ""
 	}
@@ -618,4 +618,4 @@ func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Find
 
 // Workers is the prefetch pool size: design.md's formula from the step's
 // data wait. The run caps it at the CPU count of the machine it runs on.
-func Workers(st *Step, stepNS int64) int { return dataloader.Workers(st.DataNS, stepNS) }
+func Workers(st *Phases, stepNS int64) int { return dataloader.Workers(st.DataNS, stepNS) }

@@ -270,7 +270,7 @@ const (
 )
 
 // buildMode is how the observed loop s builds the batches of step st.
-func buildMode(s Setup, st *Step) int {
+func buildMode(s Setup, st *Phases) int {
 	switch {
 	case s.Feeders > 0 || s.Workers > 0:
 		return buildShared
@@ -354,7 +354,7 @@ func touch(b []byte) {
 
 // unmapsOnMain says whether the main thread of loop s releases each
 // batch's pages with munmap after its copy.
-func unmapsOnMain(s Setup, st *Step) bool {
+func unmapsOnMain(s Setup, st *Phases) bool {
 	if s.ReuseBuffers || st.BatchBytes() == 0 {
 		return false
 	}
@@ -380,6 +380,6 @@ func unmapsOnMain(s Setup, st *Step) bool {
 // library makes through libc's exported functions, not the one free()
 // makes inside glibc (the calibration's munmap pair: 64 MiB batches freed
 // each step, no munmap in the nsys trace). A reused batch never does.
-func freshMain(st *Step, c Copy) bool {
+func freshMain(st *Phases, c Copy) bool {
 	return st.Batches == BatchesMain && (st.Munmaps > 0 || c.Bytes >= MmapThreshold)
 }

@@ -17,7 +17,7 @@ import (
 // pageable batch and a 128 KiB result, batches from batches (main, workers
 // or reused), a sync each step.
 func tiny(batches string) *Plan {
-	p := &Plan{File: "tiny", ObservedStepNS: 2_000_000, ObservedStepMeanNS: 2_000_000, ObservedGPUNS: 500_000, Step: Step{
+	p := &Plan{File: "tiny", ObservedStepNS: 2_000_000, ObservedStepMeanNS: 2_000_000, ObservedGPUNS: 500_000, Step: Phases{
 		DataNS: 1_000_000, OtherNS: 50_000, ComputeNS: 300_000, Sync: true, Batches: batches, OSObserved: true,
 		Copies: []Copy{{Dir: timeline.CopyHtoD, Bytes: 1 << 20, Pageable: true, ObservedNS: 150_000}, {Dir: timeline.CopyDtoH, Bytes: 128 << 10, Pageable: true}},
 	}}

@@ -28,7 +28,7 @@ func (l *loop) gpuOp(s Stream, op func() error) (timed, error) {
 // copyIn issues the host-to-device copies of batch b into device slot,
 // on stream s (side-stream copies of the observed plan go to the copy
 // stream when s is nil). It returns the stream the copies ran on.
-func (l *loop) copyIn(s Stream, b *batch, slot int) ([]timed, Stream, error) {
+func (l *loop) copyIn(s Stream, b *inputBatch, slot int) ([]timed, Stream, error) {
 	r := l.r
 	var ops []timed
 	used := s
@@ -209,7 +209,7 @@ func (l *loop) launchPhase(lb *Launches) error {
 	})
 }
 
-func hasSide(st *Step) bool {
+func hasSide(st *Phases) bool {
 	for _, c := range st.Copies {
 		if c.SideStream && c.Dir == timeline.CopyHtoD {
 			return true

@@ -116,7 +116,7 @@ func aloneNote(r *audit.Analysis) string {
 // mean, where they come from and what was left out: "3 steady steps,
 // median 511 ms, mean 512 ms (steps from ProfilerStep); ...". esc escapes
 // the source for the output format.
-func stepsSummary(s audit.Steps, esc func(string) string) string {
+func stepsSummary(s audit.StepSummary, esc func(string) string) string {
 	steady := s.Steady()
 	noun := "steady steps"
 	if steady == 1 {
@@ -181,7 +181,7 @@ func HasComm(r *audit.Analysis) bool {
 
 // stepName is step i's range name, or "step N" (counted from 1) for a
 // step with none.
-func stepName(s audit.StepInfo, i int) string {
+func stepName(s audit.StepEntry, i int) string {
 	if s.Name == "" {
 		return fmt.Sprintf("step %d", i+1)
 	}
@@ -190,7 +190,7 @@ func stepName(s audit.StepInfo, i int) string {
 
 // stepLabel is stepName with why the step is excluded from the steady
 // state, if it is: start-up, the loop's end, or a pause.
-func stepLabel(s audit.StepInfo, i int) string {
+func stepLabel(s audit.StepEntry, i int) string {
 	name := stepName(s, i)
 	if s.Startup {
 		name += " (start-up, excluded)"

@@ -82,7 +82,7 @@ func diffWindow(d *compare.Diff) bool {
 // jobWindow says whether rank (-1: any rank) of either job has its window
 // for steps.
 func jobWindow(d *compare.JobDiff, rank int) bool {
-	for _, j := range []*job.Report{d.Before, d.After} {
+	for _, j := range []*job.Analysis{d.Before, d.After} {
 		for _, r := range j.Ranks {
 			if (rank < 0 || *r.Rank == rank) && compare.WindowSteps(r.Analysis) {
 				return true
@@ -199,7 +199,7 @@ func statusSuffix(s string) string {
 }
 
 // slowestStep is the longest median step among a job's ranks.
-func slowestStep(j *job.Report) int64 {
+func slowestStep(j *job.Analysis) int64 {
 	var m int64
 	for _, s := range j.Job.StepNSByRank {
 		m = max(m, s)

@@ -87,7 +87,7 @@ func renderHTML(w io.Writer, doc any, o Options) error {
 		pg = diffHTML(d)
 	case *replay.Result:
 		pg = replayHTML(d)
-	case *job.Report:
+	case *job.Analysis:
 		pg = jobHTML(d)
 	default:
 		return unsupported(HTML, doc)
@@ -256,7 +256,7 @@ func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
 
 // jobHTML is a job's page: the ranks, the straggler finding, then the
 // straggler's own findings (or those of a rank with the shared verdict).
-func jobHTML(j *job.Report) htmlPage {
+func jobHTML(j *job.Analysis) htmlPage {
 	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
 	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
 		pg.Worst = m.String()

@@ -15,7 +15,7 @@ import (
 // the ranks (step, verdict, top finding, wait for the others), then the
 // straggler finding and the straggler's own report, or, when no rank holds
 // the others back, the report of a rank with the verdict most ranks share.
-func jobText(p *printer, j *job.Report) {
+func jobText(p *printer, j *job.Analysis) {
 	p.line("job of %s  (%s)", rankCount(j), jobFiles(j))
 	p.line("%s", jobVerdictLine(j))
 	p.line("")
@@ -56,7 +56,7 @@ func jobText(p *printer, j *job.Report) {
 
 // jobMarkdown writes a job for a pull request: verdict, ranks table,
 // straggler, the focus rank's findings, the rank plot.
-func jobMarkdown(p *printer, j *job.Report, o Options) {
+func jobMarkdown(p *printer, j *job.Analysis, o Options) {
 	p.line("## traceaudit job: %s", mdEscape(rankCount(j)))
 	p.line("")
 	p.line("**%s**", mdEscape(jobVerdictLine(j)))
@@ -121,7 +121,7 @@ func batchMarkdown(p *printer, b *audit.Batch, o Options) {
 }
 
 // rankCount says how many ranks of what size: "2 ranks (world size 2)".
-func rankCount(j *job.Report) string {
+func rankCount(j *job.Analysis) string {
 	s := fmt.Sprintf("%d ranks", j.Job.Ranks)
 	if ws := j.Job.WorldSize; ws != nil && *ws != j.Job.Ranks {
 		s += fmt.Sprintf(" of %d", *ws)
@@ -130,7 +130,7 @@ func rankCount(j *job.Report) string {
 }
 
 // jobFiles names the job's trace files.
-func jobFiles(j *job.Report) string {
+func jobFiles(j *job.Analysis) string {
 	var names []string
 	seen := map[string]bool{}
 	for _, r := range j.Ranks {
@@ -146,7 +146,7 @@ func jobFiles(j *job.Report) string {
 }
 
 // jobVerdictLine is the job verdict, saying whose it is.
-func jobVerdictLine(j *job.Report) string {
+func jobVerdictLine(j *job.Analysis) string {
 	if s := j.Job.Straggler; s != nil {
 		return fmt.Sprintf("%s  (rank %d, which the others wait for)", j.Job.Verdict, s.Rank)
 	}
@@ -154,7 +154,7 @@ func jobVerdictLine(j *job.Report) string {
 }
 
 // jobLegend explains the table.
-func jobLegend(j *job.Report) string {
+func jobLegend(j *job.Analysis) string {
 	clock := "ranks on one clock"
 	if j.Job.Clock == "aligned" {
 		clock = "ranks' clocks aligned by the ends of their collectives"
@@ -169,7 +169,7 @@ func jobLegend(j *job.Report) string {
 
 // focusRank is the rank whose findings the report details: the straggler,
 // else the first rank with the job's verdict.
-func focusRank(j *job.Report) *job.Rank {
+func focusRank(j *job.Analysis) *job.Rank {
 	for _, r := range j.Ranks {
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			return r
@@ -186,7 +186,7 @@ func focusRank(j *job.Report) *job.Rank {
 	return nil
 }
 
-func focusTitle(j *job.Report, r *job.Rank) string {
+func focusTitle(j *job.Analysis, r *job.Rank) string {
 	if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 		return fmt.Sprintf("rank %d, the straggler: its own findings", *r.Rank)
 	}
@@ -194,7 +194,7 @@ func focusTitle(j *job.Report, r *job.Rank) string {
 }
 
 // replayCommand is the command that verifies finding f on rank's replay.
-func replayCommand(j *job.Report, rank int, f analyze.Finding) string {
+func replayCommand(j *job.Analysis, rank int, f analyze.Finding) string {
 	var files []string
 	seen := map[string]bool{}
 	for _, r := range j.Ranks {
@@ -261,7 +261,7 @@ func topFinding(r *audit.Analysis) string {
 
 // MaxJobSeverity is the highest severity among a job's findings and its
 // ranks'.
-func MaxJobSeverity(j *job.Report) analyze.Severity {
+func MaxJobSeverity(j *job.Analysis) analyze.Severity {
 	m := analyze.SeverityNone
 	for _, f := range j.Job.Findings {
 		m = max(m, f.Severity)

@@ -67,7 +67,7 @@ var renderers = map[Format]renderer{Text: renderText, Markdown: renderMarkdown, 
 
 // Render writes doc in format f, the one entry point of every renderer.
 // Documents are *audit.Analysis, []*audit.Analysis (several traces),
-// *audit.Batch (a batch), *job.Report (a job), *compare.Diff,
+// *audit.Batch (a batch), *job.Analysis (a job), *compare.Diff,
 // *compare.JobDiff, *replay.Result, *stats.Stats and *stats.Table. Text and
 // Markdown take all but tables in Markdown; CSV takes tables; HTML takes
 // analyze, diff and replay documents (with Options.Plots inline);
@@ -101,7 +101,7 @@ func renderText(w io.Writer, doc any, o Options) error {
 			}
 			analyzeText(p, r)
 		}
-	case *job.Report:
+	case *job.Analysis:
 		jobText(p, d)
 	case *audit.Batch:
 		batchText(p, d)
@@ -136,7 +136,7 @@ func renderMarkdown(w io.Writer, doc any, o Options) error {
 			}
 			analyzeMarkdown(p, r, o)
 		}
-	case *job.Report:
+	case *job.Analysis:
 		jobMarkdown(p, d, o)
 	case *audit.Batch:
 		batchMarkdown(p, d, o)

@@ -18,7 +18,7 @@ func measuredReport() *replay.Result {
 	fix := "sync-memcpy"
 	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
 		TraceGBps: replay.TraceGBps{Pageable: 6},
-		Step: replay.Step{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
+		Step: replay.Phases{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
 			Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
 		Variants: []replay.Variant{
 			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1,
@@ -108,7 +108,7 @@ func TestReplayKernelFloorAndStatistics(t *testing.T) {
 // from how many events at what cost, and how it was obtained.
 func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 	p := &replay.Plan{File: "run.json", ObservedStepNS: 9_000_000, ObservedStepMeanNS: 9_000_000, ObservedGPUNS: 700_000,
-		Step:     replay.Step{OtherNS: 500_000, ComputeNS: 700_000},
+		Step:     replay.Phases{OtherNS: 500_000, ComputeNS: 700_000},
 		Profiler: &replay.Profiler{EventNS: 1500, Source: "--profiler-cost 1.5us", DataEvents: 0, IdleEvents: 1600, RemovedNS: 2_400_000},
 		Variants: []replay.Variant{{Name: replay.Observed, PredictedSpeedup: 1}}}
 	r := replay.NewResult(p, "", false, 0, nil)
@@ -145,7 +145,7 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 // without notes shows no notes section.
 func TestReplayDryRunNotes(t *testing.T) {
 	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000, ObservedGPUNS: 19_000_000,
-		Step:     replay.Step{ComputeNS: 400_000, OtherNS: 500_000, Sync: true},
+		Step:     replay.Phases{ComputeNS: 400_000, OtherNS: 500_000, Sync: true},
 		Variants: []replay.Variant{{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1}}}
 	for _, given := range []int64{0, 30_000_000} {
 		p.GivenStepNS = given

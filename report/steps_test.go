@@ -14,7 +14,7 @@ import (
 // each step alike, unnamed ones by number, with why it is left out of the
 // steady state.
 func TestStepTablesMarkExcludedSteps(t *testing.T) {
-	r := &audit.Analysis{File: "run.json", Steps: audit.Steps{Count: 4, PerStep: []audit.StepInfo{
+	r := &audit.Analysis{File: "run.json", Steps: audit.StepSummary{Count: 4, PerStep: []audit.StepEntry{
 		{Name: "ProfilerStep#1", EndNS: 5e6, Startup: true},
 		{StartNS: 5e6, EndNS: 8e6},
 		{Name: "ProfilerStep#3", StartNS: 8e6, EndNS: 2e9, Paused: true},

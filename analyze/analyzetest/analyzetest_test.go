@@ -15,7 +15,7 @@ func fake(why string, fs ...analyze.Finding) *analyze.Analyzer {
 	a := &analyze.Analyzer{ID: "fake", Doc: "reports what it is told", Bands: &analyze.Bands{Warning: 0.1, Error: 0.3}}
 	a.Run = func(p *analyze.Pass) (any, error) {
 		for _, f := range fs {
-			p.Report(f)
+			p.AddFinding(f)
 		}
 		return nil, nil
 	}

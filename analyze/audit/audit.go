@@ -17,9 +17,7 @@ import (
 )
 
 // Analysis is the `traceaudit analyze --format json` object: the result of
-// analysing one timeline. (The verb is analyze.Pass.Report, by which an
-// analyzer records a finding; the package rendering documents is report.)
-// Fields may be added, never renamed.
+// analysing one timeline. Fields may be added, never renamed.
 type Analysis struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
@@ -32,7 +30,7 @@ type Analysis struct {
 	// Verdict is the one-line diagnosis ("input-bound: 78 % of each step
 	// waits for data").
 	Verdict       string                  `json:"verdict"`
-	Steps         Steps                   `json:"steps"`
+	Steps         StepSummary             `json:"steps"`
 	GPU           GPU                     `json:"gpu"`
 	Findings      []analyze.Finding       `json:"findings"`
 	NotObservable []analyze.NotObservable `json:"not_observable"`
@@ -48,8 +46,9 @@ type Analysis struct {
 	Timeline *timeline.Timeline `json:"-"`
 }
 
-// Steps describes the steps.
-type Steps struct {
+// StepSummary is what the analysis found of the steps: their count, their
+// lengths, what was left out, their split and every step.
+type StepSummary struct {
 	// Count is the number of steps found, start-up and tear-down included.
 	Count int `json:"count"`
 	// StartupExcluded is 1 when the first step was excluded as start-up.
@@ -84,11 +83,11 @@ type Steps struct {
 	// BreakdownNS is the mean two-clock split of a steady step.
 	BreakdownNS index.Breakdown `json:"breakdown_ns"`
 	// PerStep lists every step with its split, start-up first if any.
-	PerStep []StepInfo `json:"per_step"`
+	PerStep []StepEntry `json:"per_step"`
 }
 
-// StepInfo is one step.
-type StepInfo struct {
+// StepEntry is one step of StepSummary.PerStep, as the JSON lists it.
+type StepEntry struct {
 	Name     string `json:"name"`
 	StartNS  int64  `json:"start_ns"`
 	EndNS    int64  `json:"end_ns"`
@@ -138,8 +137,8 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if r.NotObservable == nil {
 		r.NotObservable = []analyze.NotObservable{}
 	}
-	r.Steps = Steps{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), MeanStderrNS: ix.StepStderrNS(), Source: ix.Source,
-		BreakdownNS: ix.MeanBreakdown(), PerStep: []StepInfo{},
+	r.Steps = StepSummary{Count: len(ix.Steps), MedianNS: ix.MedianStepNS(), MeanNS: ix.MeanStepNS(), MeanStderrNS: ix.StepStderrNS(), Source: ix.Source,
+		BreakdownNS: ix.MeanBreakdown(), PerStep: []StepEntry{},
 		PausedExcluded: ix.PausedSteps, PreWindowNS: ix.PreWindowNS, GPULag: ix.GPULag}
 	if ix.Startup != nil {
 		r.Steps.StartupExcluded, r.Steps.StartupNS = 1, ix.Startup.Dur()
@@ -148,7 +147,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 		r.Steps.TeardownExcluded, r.Steps.TeardownNS = 1, ix.Teardown.Dur()
 	}
 	for _, s := range ix.Steps {
-		r.Steps.PerStep = append(r.Steps.PerStep, StepInfo{Name: s.Name, StartNS: s.Start, EndNS: s.End,
+		r.Steps.PerStep = append(r.Steps.PerStep, StepEntry{Name: s.Name, StartNS: s.Start, EndNS: s.End,
 			Startup: s.Startup, Teardown: s.Teardown, Paused: s.Paused, BreakdownNS: s.Breakdown})
 	}
 	if ix.SteadyNS > 0 {
@@ -253,7 +252,7 @@ const LooseMean = 0.10
 
 // Steady is the number of steady steps: those judged, start-up, tear-down
 // and paused steps left out.
-func (s Steps) Steady() int {
+func (s StepSummary) Steady() int {
 	return s.Count - s.StartupExcluded - s.TeardownExcluded - s.PausedExcluded
 }
 
@@ -277,7 +276,7 @@ type Spread struct {
 func (p Spread) Loose() bool { return p.Share > LooseMean }
 
 // Precision is how well the steady steps pin down their mean step.
-func (s Steps) Precision() Spread {
+func (s StepSummary) Precision() Spread {
 	n := s.Steady()
 	p := Spread{Steps: n, WantSteps: n}
 	if n < 2 || s.MeanNS <= 0 || s.MeanStderrNS <= 0 {

@@ -468,7 +468,7 @@ func TestMPICalls(t *testing.T) {
 // would bring the share to LooseMean: the count times the square of the
 // share over it, never fewer than there are.
 func TestPrecision(t *testing.T) {
-	per := []StepInfo{
+	per := []StepEntry{
 		{StartNS: 0, EndNS: 900 * ms, Startup: true},
 		{StartNS: 1000 * ms, EndNS: 1008 * ms},
 		{StartNS: 1010 * ms, EndNS: 1085 * ms},
@@ -477,7 +477,7 @@ func TestPrecision(t *testing.T) {
 		{StartNS: 1120 * ms, EndNS: 1149 * ms},
 		{StartNS: 1150 * ms, EndNS: 3150 * ms, Paused: true},
 	}
-	s := Steps{Count: 7, StartupExcluded: 1, PausedExcluded: 1, MeanNS: 26800 * us, MeanStderrNS: 12328 * us, PerStep: per}
+	s := StepSummary{Count: 7, StartupExcluded: 1, PausedExcluded: 1, MeanNS: 26800 * us, MeanStderrNS: 12328 * us, PerStep: per}
 	p := s.Precision()
 	share, lo, hi, want := p.Share, p.MinNS, p.MaxNS, p.WantSteps
 	if math.Abs(share-0.46) > 1e-9 || lo != 7*ms || hi != 75*ms || want != 106 || p.Steps != 5 || !p.Loose() {
@@ -487,7 +487,7 @@ func TestPrecision(t *testing.T) {
 	if p := s.Precision(); math.Abs(p.Share-0.05) > 1e-9 || p.WantSteps != 5 || p.Loose() {
 		t.Errorf("a tight mean: %.4f, want %d steps", share, want)
 	}
-	for _, one := range []Steps{{Count: 1, MeanNS: ms, MeanStderrNS: 0}, {Count: 3, StartupExcluded: 1, TeardownExcluded: 1, MeanNS: ms, MeanStderrNS: ms}} {
+	for _, one := range []StepSummary{{Count: 1, MeanNS: ms, MeanStderrNS: 0}, {Count: 3, StartupExcluded: 1, TeardownExcluded: 1, MeanNS: ms, MeanStderrNS: ms}} {
 		if p := one.Precision(); p.Share != 0 {
 			t.Errorf("one steady step: a precision of %.2f", p.Share)
 		}

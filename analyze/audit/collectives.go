@@ -41,14 +41,6 @@ type Collective struct {
 	Track string `json:"track"`
 }
 
-// Batch is the document of several unrelated traces, each analysed alone.
-// Fields may be added, never renamed.
-type Batch struct {
-	// Files are the analyses of the traces that could be read, in
-	// argument order.
-	Files []*Analysis `json:"files"`
-}
-
 // Identity says which rank, device and process a report is of.
 type Identity struct {
 	// Rank is the process's rank in its job (where known: distributedInfo,

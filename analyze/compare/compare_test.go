@@ -124,7 +124,7 @@ func TestLooseStepsWarn(t *testing.T) {
 		r.File = file
 		r.Steps.MeanNS, r.Steps.MeanStderrNS, r.Steps.Count = mean, stderr, len(steps)
 		for i, d := range steps {
-			r.Steps.PerStep = append(r.Steps.PerStep, audit.StepInfo{StartNS: int64(i) * 1000, EndNS: int64(i)*1000 + d})
+			r.Steps.PerStep = append(r.Steps.PerStep, audit.StepEntry{StartNS: int64(i) * 1000, EndNS: int64(i)*1000 + d})
 		}
 		return r
 	}

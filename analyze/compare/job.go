@@ -16,8 +16,8 @@ import (
 // after, and each rank's findings' changes. Fields may be added, never
 // renamed.
 type JobDiff struct {
-	Before *job.Report `json:"before"`
-	After  *job.Report `json:"after"`
+	Before *job.Analysis `json:"before"`
+	After  *job.Analysis `json:"after"`
 	// StepSpeedup is the job's pace before over after: the slowest rank's
 	// median step (the ranks of a job move together), 0 when unknown or
 	// when a rank of either job marks no steps (see WindowSteps).
@@ -62,7 +62,7 @@ type RankChange struct {
 }
 
 // CompareJobs diffs two jobs.
-func CompareJobs(before, after *job.Report) *JobDiff {
+func CompareJobs(before, after *job.Analysis) *JobDiff {
 	d := &JobDiff{Before: before, After: after, Ranks: []RankChange{},
 		Verdict:   Pair{Before: before.Job.Verdict, After: after.Job.Verdict},
 		Straggler: StragglerChange{Before: before.Job.Straggler, After: after.Job.Straggler},
@@ -110,11 +110,11 @@ func CompareJobs(before, after *job.Report) *JobDiff {
 
 // windowRanks names the jobs with a rank whose steps are its window (see
 // WindowSteps), with the longest such window, or "".
-func windowRanks(before, after *job.Report) string {
+func windowRanks(before, after *job.Analysis) string {
 	var names []string
 	for _, j := range []struct {
 		name string
-		r    *job.Report
+		r    *job.Analysis
 	}{{"the job before", before}, {"the job after", after}} {
 		var n int
 		var w int64
@@ -132,7 +132,7 @@ func windowRanks(before, after *job.Report) string {
 }
 
 // slowest is the longest median step among a job's ranks.
-func slowest(j *job.Report) int64 {
+func slowest(j *job.Analysis) int64 {
 	var m int64
 	for _, s := range j.Job.StepNSByRank {
 		m = max(m, s)
@@ -142,7 +142,7 @@ func slowest(j *job.Report) int64 {
 
 // slowestRank is the rank that sets job j's pace (the longest median
 // step; ties: the lower rank), named for a warning.
-func slowestRank(j *job.Report, name string) run {
+func slowestRank(j *job.Analysis, name string) run {
 	var best *job.Rank
 	for _, r := range j.Ranks {
 		if best == nil || r.Steps.MedianNS > best.Steps.MedianNS || (r.Steps.MedianNS == best.Steps.MedianNS && *r.Rank < *best.Rank) {

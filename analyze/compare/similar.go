@@ -145,7 +145,7 @@ func precisionWarning(before, after *audit.Analysis, x float64) string {
 // run is a run's steps, named for a warning.
 type run struct {
 	name  string
-	steps audit.Steps
+	steps audit.StepSummary
 }
 
 // loosePace is precisionWarning for the step speedup x of the two runs'

@@ -19,7 +19,7 @@ func synthRanks(n, steps, per int) []*audit.Analysis {
 		rep.Steps.MedianNS = 100 * ms
 		for s := range steps {
 			t0 := int64(s) * 100 * ms
-			rep.Steps.PerStep = append(rep.Steps.PerStep, audit.StepInfo{Name: fmt.Sprintf("ProfilerStep#%d", s), StartNS: t0, EndNS: t0 + 100*ms})
+			rep.Steps.PerStep = append(rep.Steps.PerStep, audit.StepEntry{Name: fmt.Sprintf("ProfilerStep#%d", s), StartNS: t0, EndNS: t0 + 100*ms})
 			for k := range per {
 				at := t0 + 50*ms + int64(k)*40*us
 				arrive, end := at+int64(r)*10, at+int64(n)*10+20*us

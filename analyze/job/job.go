@@ -22,8 +22,8 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 )
 
-// Report is the job document. Fields may be added, never renamed.
-type Report struct {
+// Analysis is the job document: the analysis of all ranks of one job. Fields may be added, never renamed.
+type Analysis struct {
 	Job   Summary `json:"job"`
 	Ranks []*Rank `json:"ranks"`
 }
@@ -109,7 +109,7 @@ var ErrNotJob = errors.New("not one job")
 // takes over (their collectives move to the job's clock, their comm-wait
 // findings are replaced). Ranks without a recorded rank take their
 // position in reports. Cost: O(c log c) in collectives over all ranks.
-func Reduce(reports []*audit.Analysis, o Options) (*Report, error) {
+func Reduce(reports []*audit.Analysis, o Options) (*Analysis, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("%w: no ranks", ErrNotJob)
 	}
@@ -135,7 +135,7 @@ func Reduce(reports []*audit.Analysis, o Options) (*Report, error) {
 		ranks[i] = &Rank{Analysis: r}
 	}
 	slices.SortFunc(ranks, func(a, b *Rank) int { return cmp.Compare(*a.Rank, *b.Rank) })
-	j := &Report{Ranks: ranks}
+	j := &Analysis{Ranks: ranks}
 	j.Job.Ranks = len(ranks)
 	j.Job.Findings = []analyze.Finding{}
 	for _, r := range ranks {
@@ -162,7 +162,7 @@ func Reduce(reports []*audit.Analysis, o Options) (*Report, error) {
 
 // verdict is the straggler's verdict, else the verdict (by its first
 // word) most ranks share; ties go to the lower rank.
-func (j *Report) verdict() string {
+func (j *Analysis) verdict() string {
 	if s := j.Job.Straggler; s != nil {
 		for _, r := range j.Ranks {
 			if *r.Rank == s.Rank {

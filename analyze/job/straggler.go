@@ -55,7 +55,7 @@ func Cause(r *audit.Analysis) (string, *analyze.Finding) {
 // Jitter that makes each rank wait in turn cancels out in the mean, and one
 // slow step moves the mean but not the median: neither names anyone. It
 // reports the job's straggler finding.
-func (j *Report) straggler(t *totals, o Options) {
+func (j *Analysis) straggler(t *totals, o Options) {
 	ranks := j.Ranks
 	if len(ranks) < 2 || len(t.steps) == 0 {
 		return

@@ -43,7 +43,7 @@ func must(t *testing.T, err error) {
 
 // run replays the named variants of a hand-made plan and returns the plan
 // with its measurements.
-func run(t *testing.T, ex *Executor, st replay.Step, variants string) (*replay.Plan, *replay.Box) {
+func run(t *testing.T, ex *Executor, st replay.Phases, variants string) (*replay.Plan, *replay.Box) {
 	t.Helper()
 	p := &replay.Plan{File: "synthetic", ObservedStepNS: 1, ObservedStepMeanNS: 1, ObservedGPUNS: 1, Step: st}
 	must(t, p.Select(variants)) // observed, as the step shows it, and the variants
@@ -92,7 +92,7 @@ func TestGPUExecutorGraphAndWaits(t *testing.T) {
 func TestGPUReplayCUDAGraph(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 200, KernelNS: 5_000, IntervalNS: 30_000}
-	p, _ := run(t, ex, replay.Step{ComputeNS: 200*5_000 + 500_000, Sync: true, Launches: l}, "cuda-graph")
+	p, _ := run(t, ex, replay.Phases{ComputeNS: 200*5_000 + 500_000, Sync: true, Launches: l}, "cuda-graph")
 	obs, g := p.Variants[0], p.Variants[1]
 	if obs.StepNSMean < 6_000_000 {
 		t.Errorf("observed step %v, less than 200 launches 30 µs apart", time.Duration(obs.StepNSMean))
@@ -107,7 +107,7 @@ func TestGPUReplayCUDAGraph(t *testing.T) {
 // host work overlaps the previous step's compute.
 func TestGPUReplayNoSync(t *testing.T) {
 	ex := gpu(t)
-	p, _ := run(t, ex, replay.Step{ComputeNS: 5_000_000, OtherNS: 5_000_000, Sync: true}, "no-sync")
+	p, _ := run(t, ex, replay.Phases{ComputeNS: 5_000_000, OtherNS: 5_000_000, Sync: true}, "no-sync")
 	obs, ns := p.Variants[0], p.Variants[1]
 	if obs.StepNSMean < 9_500_000 {
 		t.Errorf("observed step %v, want about 10 ms", time.Duration(obs.StepNSMean))
@@ -121,7 +121,7 @@ func TestGPUReplayNoSync(t *testing.T) {
 // several times faster here, as the box measurement says too.
 func TestGPUReplayCopies(t *testing.T) {
 	ex := gpu(t)
-	st := replay.Step{ComputeNS: 1_000_000, Sync: true, Batches: replay.BatchesReused, OSObserved: true,
+	st := replay.Phases{ComputeNS: 1_000_000, Sync: true, Batches: replay.BatchesReused, OSObserved: true,
 		Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 64 << 20, Pageable: true, ObservedNS: 10_000_000}}}
 	p, box := run(t, ex, st, "pinned")
 	if box == nil {
@@ -145,7 +145,7 @@ func TestGPUReplayCopies(t *testing.T) {
 func TestGPUKernelFloor(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
-	p, box := run(t, ex, replay.Step{ComputeNS: 800 * 935, Launches: l}, "cuda-graph")
+	p, box := run(t, ex, replay.Phases{ComputeNS: 800 * 935, Launches: l}, "cuda-graph")
 	if box == nil || box.KernelFloorNS <= 0 || box.KernelNS <= 0 {
 		t.Fatalf("box %+v: no kernel floor or kernel time", box)
 	}

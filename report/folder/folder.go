@@ -104,7 +104,7 @@ func figures(doc any) ([]*plot.Figure, error) {
 		return plot.Analyze(d)
 	case *compare.Diff:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
-	case *job.Report:
+	case *job.Analysis:
 		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
 	case *compare.JobDiff, *audit.Batch:
 		// report.md and report.json only

@@ -17,7 +17,7 @@ import (
 // split into compute, exposed communication (the part spent waiting for
 // the other ranks hatched), copy, sync, OS, data wait and other, with the
 // straggler outlined in red.
-func NewRanks(j *job.Report) (*Figure, error) {
+func NewRanks(j *job.Analysis) (*Figure, error) {
 	title := fmt.Sprintf("Where each rank's step goes (job: %s)", verdictHead(j.Job.Verdict))
 	if s := j.Job.Straggler; s != nil {
 		title = fmt.Sprintf("Where each rank's step goes (straggler: rank %d)", s.Rank)

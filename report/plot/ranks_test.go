@@ -12,7 +12,7 @@ import (
 
 // twoRanks is a job of two ranks: rank 0 waits 50 ms of its 60 ms comm
 // bucket for rank 1, which loads data; rank 1 is the straggler.
-func twoRanks() *job.Report {
+func twoRanks() *job.Analysis {
 	rank := func(r int, b index.Breakdown, wait int64) *job.Rank {
 		n, dev, pid := r, int64(r), int64(100+r)
 		rep := &audit.Analysis{Identity: audit.Identity{Rank: &n, Device: &dev, PID: &pid}}
@@ -20,7 +20,7 @@ func twoRanks() *job.Report {
 		rep.Steps.MedianNS = b.Total()
 		return &job.Rank{Analysis: rep, WaitNSPerStep: wait}
 	}
-	return &job.Report{
+	return &job.Analysis{
 		Job: job.Summary{Ranks: 2, Verdict: "input-bound: 60 % of each step waits for data",
 			Straggler: &job.Straggler{Rank: 1, Device: 1, PID: 101, Cause: "dataloader-wait", WaitNSPerStep: 50 * ms}},
 		Ranks: []*job.Rank{

@@ -119,7 +119,7 @@ cudaFree(d_buf);                            /* once, after it */`
 		f.Code = `# no torch.cuda.empty_cache() inside the loop; unset PYTORCH_NO_CUDA_MEMORY_CACHING
 os.environ.setdefault("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")   # before the first CUDA call`
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

@@ -154,7 +154,7 @@ loader = torch.utils.data.DataLoader(dataset, batch_size=B, sampler=sampler,
         optimizer.step(); optimizer.zero_grad(set_to_none=True)
 # FSDP: FullyShardedDataParallel(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE)`
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

@@ -181,7 +181,7 @@ func run(p *analyze.Pass) (any, error) {
 )`,
 	}
 	f.Evidence = evidence(ix, tl, ops)
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

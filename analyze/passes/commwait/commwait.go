@@ -74,7 +74,7 @@ func run(p *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	per, share := ix.PerStep(total)
-	p.Report(analyze.Finding{
+	p.AddFinding(analyze.Finding{
 		Title:    fmt.Sprintf("collectives wait for other ranks at least %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
 		WastedNS: per,
 		Share:    share,

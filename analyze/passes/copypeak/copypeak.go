@@ -102,7 +102,7 @@ func run(p *analyze.Pass) (any, error) {
 	for _, c := range cands {
 		streams[c.Track] = true
 	}
-	p.Report(analyze.Finding{
+	p.AddFinding(analyze.Finding{
 		Severity:         analyze.SeverityInfo,
 		Title:            fmt.Sprintf("%s copies run at %.0f GB/s, %s of the %.0f GB/s pinned reference: only fewer bytes help", peakDir, bw, units.Pct(bw/ref.GBps), ref.GBps),
 		EstimatedSpeedup: 1,

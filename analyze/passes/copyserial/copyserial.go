@@ -110,7 +110,7 @@ func run(p *analyze.Pass) (any, error) {
 			fmt.Sprintf(" Overlap can hide at most the compute time, %s per step.", units.Dur(compute)),
 		Code: prog.Pick(trainingCode, inferenceCode, cudaCode),
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

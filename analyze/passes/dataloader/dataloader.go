@@ -168,7 +168,7 @@ with torch.inference_mode():
 		f.Code = `/* loader threads fill pinned buffer (i+1)%2 while the GPU works on buffer i%2 */
 cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

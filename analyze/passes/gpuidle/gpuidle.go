@@ -134,7 +134,7 @@ func run(p *analyze.Pass) (any, error) {
 			"its transfers more than for the host (see sync-memcpy and copy-compute-serial; the estimate keeps the copies). "+
 			"Of the rest: ", units.Pct(float64(copyOnly)/float64(per)), units.Dur(copyOnly)) + lowerFirst(f.Fix)
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

@@ -224,7 +224,7 @@ func run(p *analyze.Pass) (any, error) {
 			GraphKernels: graph, ShareOfIdle: float64(per) / float64(max(idle, 1))}),
 	}
 	f.Fix, f.Code = fix(advice.Of(ix), graph > 0)
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }
 

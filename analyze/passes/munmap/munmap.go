@@ -180,6 +180,6 @@ for batch in loader:
     x = staging.to("cuda", non_blocking=True)
 # (a real loop double-buffers staging or waits on an event before reusing it)`
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }

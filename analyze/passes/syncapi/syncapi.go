@@ -110,7 +110,7 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	prog := advice.Of(ix)
-	p.Report(analyze.Finding{
+	p.AddFinding(analyze.Finding{
 		Title: fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
 			n, units.Pct(share), units.Dur(per), top),
 		WastedNS:         per,

@@ -175,6 +175,6 @@ cudaEventRecord(done, stream);
 /* ... more work ... */
 cudaEventSynchronize(done);   /* only when the values are needed */`)
 	}
-	p.Report(f)
+	p.AddFinding(f)
 	return nil, nil
 }

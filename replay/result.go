@@ -39,7 +39,7 @@ type Result struct {
 	// out of the trace's host phases (Plan.LessProfiler).
 	Profiler *Profiler `json:"profiler,omitempty"`
 	// Step is the replayed step's plan.
-	Step     Step      `json:"step"`
+	Step     Phases    `json:"step"`
 	Variants []Variant `json:"variants"`
 	// Fidelity compares the replayed observed variant with the trace;
 	// null in dry runs.
