@@ -126,18 +126,14 @@ func windowWhy(runs string) string {
 // stepKind is the step source without GPU pacing.
 func stepKind(source string) string { return strings.TrimSuffix(source, " (GPU-paced)") }
 
-// precisionWarning says when the step speedup x is within what the runs'
-// steady steps can tell: where the steps of either run spread too far for
-// their count (its mean step's standard error over audit.LooseMean) and
-// the change, as a log ratio, lies within twice the two runs' shares
-// taken together (in quadrature), naming each such run with its steps,
-// their range and precision, and the steps it would need; else "". The
-// speedup is of median steps; the means' standard errors stand in for how
-// well so few, so spread steps pin a step down (a median of a handful of
-// steps has no simpler bound), and the warning says so. A change beyond
-// that is real whatever the spread (calibration run 12: one
-// loop's 5 traced steps of 7 to 110 ms gave means of 18.8 to 30.8 ms in
-// three captures of the same code).
+// precisionWarning warns when the step speedup x is within what the runs'
+// steady steps can tell, or returns "". A run is loose when its mean
+// step's standard error exceeds audit.LooseMean; the warning fires when
+// the log of x lies within twice the loose runs' shares taken in
+// quadrature, and names each loose run with its steps, their range and
+// the steps it would need. The speedup is of medians, but a median of a
+// handful of steps has no simpler bound than the means' standard errors,
+// so those stand in for it, and the warning says so.
 func precisionWarning(before, after *audit.Analysis, x float64) string {
 	return loosePace(x, run{filepath.Base(before.File), before.Steps}, run{filepath.Base(after.File), after.Steps})
 }

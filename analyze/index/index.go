@@ -257,9 +257,8 @@ func (ix *Index) MeanStepNS() int64 {
 // StepStderrNS is the standard error of the mean steady step: the steady
 // steps' sample standard deviation over the square root of their count (0
 // with fewer than two). It says how well the trace's steps pin down its
-// mean step, and every figure per step with it: a loop whose batches
-// arrive in bursts (7 to 110 ms a step) measured over 5 steps has a mean
-// known to about ±45 % (calibration run 12, the copy-stream pair).
+// mean step, and every figure per step with it (a loop whose batches
+// arrive in bursts needs many steps to pin its mean down).
 func (ix *Index) StepStderrNS() int64 {
 	n := len(ix.Steady)
 	if n < 2 {

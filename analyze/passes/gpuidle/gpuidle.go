@@ -138,9 +138,8 @@ func run(p *analyze.Pass) (any, error) {
 	return nil, nil
 }
 
-// The cost of one event torch.profiler records, least and most: what the
-// replay calibration measured on an H200 box (README, "The profiler's own
-// cost": 0.58 to 2.44 µs an event across runs and loops).
+// The cost of one event torch.profiler records, least and most, as the
+// replay calibration measured it on an H200 (docs/calibration.md).
 const (
 	ProfilerEventLoNS = 600
 	ProfilerEventHiNS = 2_400

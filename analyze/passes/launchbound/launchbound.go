@@ -24,11 +24,8 @@ const (
 	// dispatching and launching, not away doing something else).
 	MaxLaunchLagNS = 100_000
 	// GraphGapNS is the gap that remains between kernels replayed from a
-	// CUDA graph: the residual of the fix. Measured on an H200 (replay
-	// calibration run 10): PyTorch's graph of 800 elementwise kernels that
-	// torch.profiler timed at 928 ns ran 1.201 µs a kernel, 273 ns apart.
-	// It was 2 µs, which put the predicted cuda-graph step of that pair at
-	// 2.5 ms where the real one ran 0.96 ms.
+	// CUDA graph: the residual of the fix, as measured on an H200
+	// (docs/calibration.md).
 	GraphGapNS = 300
 )
 
@@ -81,9 +78,7 @@ type Detail struct {
 	// IntervalTailX times the median (longer ones, between steps or
 	// around other host work, are not the launches' pace). Where some
 	// launches are slow (a garbage collection, a slow dispatch), it holds
-	// them, which the median does not: in the calibration's launch-bound
-	// loop (800 kernels a step) the median was 11.7 µs and the mean 13.1
-	// µs, 1.1 ms a step that a CUDA graph removes with the launches.
+	// them, which the median does not, and a CUDA graph removes them too.
 	LaunchIntervalMeanNS int64 `detail:"launch_interval_mean_ns"`
 	// LaunchCallNS is the median duration of the launch calls themselves.
 	LaunchCallNS int64 `detail:"launch_call_ns"`

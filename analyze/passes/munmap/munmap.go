@@ -86,9 +86,8 @@ func feeders(tl *timeline.Timeline, ix *index.Index) map[timeline.TrackID]bool {
 // calls: the threads that feed the GPU copy pageable buffers of
 // GlibcMmapMax or more to the device in steady steps, and no munmap-like
 // call of theirs shows ("" when one does, when no copy is that large, or
-// when the step leaves no time to write such a buffer afresh). The
-// calibration's munmap pair shows the case: a 64 MiB batch allocated and
-// freed each step, and not one munmap in its nsys trace.
+// when the step leaves no time to write such a buffer afresh): glibc
+// frees such a buffer with munmap, yet a trace can record none of it.
 func hiddenMunmap(p *analyze.Pass) string {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline

@@ -29,11 +29,10 @@ type profilerCost struct {
 }
 
 // MaxEventNS is the most that --unprofiled-step attributes to each
-// recorded event: more than any profiler was measured to cost (on the
-// calibration's H200: 0.75-1.55 µs per CPU operator and 3.1-6.2 µs per
-// CUDA runtime call under torch.profiler, up to 10.4 µs a launch under
-// nsys), so a larger difference per event is the cost of what the trace
-// did not record, and is spread over the host phases instead.
+// recorded event: more than any profiler was measured to cost
+// (docs/calibration.md), so a larger difference per event is the cost of
+// what the trace did not record, and is spread over the host phases
+// instead.
 const MaxEventNS = 20_000
 
 // offline says the cost is known without measuring it here (a dry run
