@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -253,6 +255,160 @@ func (r *rig) kernelBackToBack(n int, d time.Duration) (time.Duration, error) {
 		}
 	}
 	return best / time.Duration(n), nil
+}
+
+// measureBox times the plan's host-to-device copies from pageable and from
+// pinned memory on the compute stream. It returns nil when the plan copies
+// nothing to the device.
+func (r *rig) measureBox() (*Box, error) {
+	var idx []int
+	var biggest, total int64
+	for i, c := range r.p.Step.Copies {
+		if c.Dir == timeline.CopyHtoD {
+			idx = append(idx, i)
+			biggest = max(biggest, c.Bytes)
+			total += c.Bytes
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	ex := r.ex
+	pinned, err := ex.AllocPinned(biggest)
+	if err != nil {
+		return nil, err
+	}
+	defer ex.FreePinned(pinned)
+	pageable := make([]byte, biggest)
+	fill(pageable, 1)
+	fill(pinned, 2)
+	rate := func(src []byte, isPinned bool) (float64, error) {
+		var runs []int64
+		for range BoxReps {
+			var el time.Duration
+			for _, i := range idx {
+				n := r.p.Step.Copies[i].Bytes
+				t, err := ex.Record(r.compute)
+				if err != nil {
+					return 0, err
+				}
+				errCopy := ex.CopyHtoD(r.compute, r.dev[0][i], src[:n], isPinned)
+				u, errRec := ex.Record(r.compute)
+				if errCopy == nil && errRec == nil {
+					errCopy = ex.Sync(r.compute)
+				}
+				if errCopy == nil && errRec == nil {
+					var d time.Duration
+					d, errCopy = ex.Elapsed(t, u)
+					el += d
+				}
+				ex.Release(t)
+				if errRec == nil {
+					ex.Release(u)
+				}
+				if errCopy != nil {
+					return 0, errCopy
+				}
+				if errRec != nil {
+					return 0, errRec
+				}
+			}
+			runs = append(runs, el.Nanoseconds())
+		}
+		m := median(runs)
+		if m <= 0 {
+			return 0, fmt.Errorf("copies of %d bytes took no measurable time", total)
+		}
+		return float64(total) / float64(m), nil
+	}
+	b := &Box{Bytes: total}
+	if b.PageableGBps, err = rate(pageable, false); err != nil {
+		return nil, err
+	}
+	if b.PinnedGBps, err = rate(pinned, true); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// measure runs one variant and returns per-step wall and GPU times in ns.
+// Steps are synchronised every s.SyncEvery steps (every step when the loop
+// drains the queue each step); a step's wall time runs from the end of the
+// previous step to its own end, so the times of a group add up to the
+// group's wall time and their mean is the loop's throughput.
+func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, err error) {
+	wall, gpu, _, err = r.measurePhases(ctx, s, o, tick)
+	return wall, gpu, err
+}
+
+// measurePhases is measure, with the mean time per measured step of each
+// phase of the main thread.
+func (r *rig) measurePhases(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, phases map[string]int64, err error) {
+	l, err := newLoop(ctx, r, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer l.close()
+	if s.CopyStream {
+		if err := l.prefetch(0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	every := max(s.SyncEvery, 1)
+	var pending []stepWork
+	defer func() {
+		for i := range pending {
+			pending[i].release(r.ex)
+		}
+	}()
+	total := o.Warmup + o.Steps
+	last := time.Now()
+	for k := range total {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, fmt.Errorf("interrupted: %w", err)
+		}
+		l.recording = k >= o.Warmup
+		l.lapAt = time.Now()
+		w, err := l.step(k)
+		l.lap(PhaseLaunch)
+		pending = append(pending, w)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n := k + 1
+		if n > o.Warmup {
+			n -= o.Warmup
+		}
+		if n%every == 0 || k+1 == o.Warmup || k+1 == total {
+			if err := l.barrier(); err != nil {
+				return nil, nil, nil, err
+			}
+			l.lap(PhaseSync)
+			for i := range pending {
+				g, err := pending[i].gpu(r.ex)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if pending[i].k >= o.Warmup {
+					gpu = append(gpu, g)
+				}
+			}
+			pending = pending[:0]
+		}
+		now := time.Now()
+		if k >= o.Warmup {
+			wall = append(wall, now.Sub(last).Nanoseconds())
+		}
+		last = now
+		tick()
+	}
+	if n := int64(len(wall)); n > 0 {
+		phases = map[string]int64{}
+		for k, d := range l.phases {
+			phases[k] = d.Nanoseconds() / n
+		}
+	}
+	return wall, gpu, phases, nil
 }
 
 // How calibrate builds a batch (buildOnce).
