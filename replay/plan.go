@@ -17,6 +17,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
@@ -618,4 +619,4 @@ func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Find
 
 // Workers is the prefetch pool size: design.md's formula from the step's
 // data wait. The run caps it at the CPU count of the machine it runs on.
-func Workers(st *Phases, stepNS int64) int { return dataloader.Workers(st.DataNS, stepNS) }
+func Workers(st *Phases, stepNS int64) int { return fix.Workers(st.DataNS, stepNS) }

@@ -43,18 +43,18 @@ const (
 	PinOnNone   = "none"   // nobody: the copies read pinned buffers filled once
 )
 
-// fix is one fix variant: what it changes in a setup, and the lowest
+// variantFix is one fix variant: what it changes in a setup, and the lowest
 // severity of its finding that plans it. The finding it verifies is not
 // written here: it is the analyzer whose VerifyWith names the variant
 // (FixFor), the one source of that link.
-type fix struct {
+type variantFix struct {
 	name  string
 	apply func(s *Setup, p *Plan)
 	min   analyze.Severity
 }
 
 // fixes are the fix variants in plan order.
-var fixes = []fix{
+var fixes = []variantFix{
 	{Pinned, func(s *Setup, p *Plan) { s.Pinned = true }, analyze.SeverityWarning},
 	{PinnedCopyStream, func(s *Setup, p *Plan) { s.Pinned, s.CopyStream = true, true }, analyze.SeverityWarning},
 	{PrefetchWorkers, func(s *Setup, p *Plan) { s.Workers, s.Feeders = p.prefetchWorkers(), 0 }, analyze.SeverityWarning},
