@@ -192,7 +192,7 @@ func launchTimeline(t *testing.T, pin bool, every func(k int) int64) *timeline.T
 
 func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Analysis) {
 	t.Helper()
-	r, err := audit.Run(tl, analyze.DefaultConfig())
+	r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

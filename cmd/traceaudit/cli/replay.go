@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/driver"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/replay"
@@ -138,7 +139,7 @@ func replayRun(opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := audit.Run(tl, opts.Config)
+	r, err := audit.RunWith(tl, opts.Config, suite.Default)
 	if err != nil {
 		return err
 	}
