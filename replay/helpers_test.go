@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
 )
 
 func planOf(t *testing.T, path string) *Plan {
 	t.Helper()
-	p, err := Build(testaudit.File(t, path))
+	p, err := Build(testaudit.File(t, path), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

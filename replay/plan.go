@@ -20,9 +20,6 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
-	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
-	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
-	"github.com/traceaudit/traceaudit/analyze/passes/munmap"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -65,7 +62,7 @@ type Launches struct {
 	KernelNS int64 `json:"kernel_ns"`
 	// IntervalNS is the host's time per launch in the trace: the mean
 	// time from one launch call's start to the next one's, over intervals
-	// up to 10 times their median (launchbound's LaunchIntervalMeanNS;
+	// up to 10 times their median (fix.Launches.LaunchIntervalMeanNS;
 	// the median where a finding lacks it).
 	IntervalNS int64 `json:"interval_ns"`
 }
@@ -189,6 +186,9 @@ type Plan struct {
 	events phaseEvents
 	// workers is the prefetch-workers pool size (0: from Workers).
 	workers int
+	// fixIDs maps each fix variant to the ID of the finding it verifies
+	// (FixFor).
+	fixIDs map[string]string
 }
 
 // Profiler is the profiler's own host cost taken out of a plan's host
@@ -356,8 +356,13 @@ func (p *Plan) prefetchWorkers() int {
 	return n
 }
 
-// Build makes the plan of a trace from its analysis.
-func Build(r *audit.Analysis) (*Plan, error) {
+// Build makes the plan of a trace from its analysis by analyzers (the
+// suite, analyze/suite.Default, which the caller hands in): each fix
+// variant verifies the finding of the analyzer whose VerifyWith names it
+// (FixFor), and the plan reads what it needs from the typed fixes (package
+// fix) of those findings: the munmap calls of reuse-buffers' finding, the
+// launches of cuda-graph's, the workers of prefetch-workers'.
+func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 	ix, tl := r.Index, r.Timeline
 	if ix == nil || tl == nil {
 		return nil, fmt.Errorf("the report of %s has no timeline", r.File)
@@ -368,7 +373,8 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	if len(ix.AnyKernel) == 0 {
 		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
-	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady))}
+	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady)),
+		fixIDs: fixIDs(analyzers)}
 	if sp := r.Steps.Precision(); sp.Loose() {
 		p.Spread = &sp
 	}
@@ -386,10 +392,11 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	rep := representative(ix)
 	st.Copies = copiesIn(tl, ix, rep)
 	st.Sync = syncsIn(tl, ix, rep)
-	mf := findingOf(r, munmap.Analyzer.ID, analyze.SeverityWarning)
+	mf := findingOf(r, p.FixFor(ReuseBuffers), analyze.SeverityWarning)
 	st.Batches = batchesOf(tl, ix, st, mf != nil)
 	if f := mf; f != nil {
-		d, _ := munmap.DetailOf(f)
+		var d fix.Munmap
+		analyze.DecodeDetail(f, &d)
 		st.Munmaps = max(1, int(d.CallsPerStep+0.5))
 		st.MunmapBytes = max(st.BatchBytes()/int64(st.Munmaps), 1<<20)
 		// The munmap time itself is replayed by real munmap calls.
@@ -400,8 +407,9 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	st.PinNS = pinData + pinOther
 	st.DataNS = max(st.DataNS-pinData, 0)
 	st.OtherNS = max(st.OtherNS-pinOther, 0)
-	if f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo); f != nil {
-		if d, ok := launchbound.DetailOf(f); ok && d.KernelsPerStep > 0 {
+	if f := findingOf(r, p.FixFor(CUDAGraph), analyze.SeverityInfo); f != nil {
+		var d fix.Launches
+		if analyze.DecodeDetail(f, &d) && d.KernelsPerStep > 0 {
 			l := &Launches{Kernels: d.KernelsPerStep, KernelNS: d.KernelNSPerStep / int64(d.KernelsPerStep), IntervalNS: d.LaunchIntervalNS}
 			if d.LaunchIntervalMeanNS > 0 {
 				// The launches' whole pace: their slow tail is host time
@@ -416,7 +424,7 @@ func Build(r *audit.Analysis) (*Plan, error) {
 			st.OtherNS = max(st.OtherNS-int64(l.Kernels)*(l.IntervalNS-l.KernelNS), 0)
 		}
 	}
-	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
+	if st.Batches == BatchesWorkers && findingOf(r, p.FixFor(PrefetchWorkers), analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
 	p.events = hostEvents(tl, ix)

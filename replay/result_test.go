@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
@@ -193,7 +194,7 @@ func TestGivenStepNote(t *testing.T) {
 // with its spread, and every replay of it, dry or measured, says how well
 // the mean it reproduces is known; a trace of even steps says nothing.
 func TestSpreadNote(t *testing.T) {
-	p, err := Build(auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz")))
+	p, err := Build(auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz")), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

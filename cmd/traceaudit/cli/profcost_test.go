@@ -25,7 +25,7 @@ func chromePlan(t *testing.T) *replay.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := replay.Build(r)
+	p, err := replay.Build(r, suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

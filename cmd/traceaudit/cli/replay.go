@@ -143,7 +143,7 @@ func replayRun(opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := replay.Build(r)
+	p, err := replay.Build(r, suite.Default)
 	if err != nil {
 		return fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
