@@ -17,6 +17,15 @@ func planOf(t *testing.T, path string) *Plan {
 	return p
 }
 
+// ranIf is what a run measured of p's variants, all zero, where ran is
+// true, else nil (a dry run).
+func ranIf(p *Plan, ran bool) []Measured {
+	if !ran {
+		return nil
+	}
+	return make([]Measured, len(p.Variants))
+}
+
 // auditOf reads and analyzes a trace.
 var auditOf = testaudit.File
 

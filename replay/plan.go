@@ -3,11 +3,13 @@
 // length) and runs that plan on a GPU: once as observed and once per fix,
 // with real copies, streams, kernels, host work and munmap calls.
 //
-// The plan is pure data; an Executor (package replay/cudaexec over the CUDA
-// driver API, or a fake in tests) carries out GPU operations. Host phases run
-// here: real CPU work of the observed length, real memory traffic building
-// each batch, real mmap/munmap of batch-sized mappings, shared memory handed
-// from producers to the main loop as a DataLoader worker's batches are.
+// The plan is pure data, what to run; Run returns what it measured of each
+// variant, and NewResult sets the two side by side (Result). An Executor
+// (package replay/cudaexec over the CUDA driver API, or a fake in tests)
+// carries out GPU operations. Host phases run here: real CPU work of the
+// observed length, real memory traffic building each batch, real
+// mmap/munmap of batch-sized mappings, shared memory handed from producers
+// to the main loop as a DataLoader worker's batches are.
 package replay
 
 import (

@@ -121,8 +121,8 @@ type Setup struct {
 	SyncEvery int `json:"sync_every"`
 }
 
-// Variant is one way of running the step. The measured fields are set by
-// a run, absent in dry runs.
+// Variant is one way of running the step, as planned: what a run measures
+// of it is the result's (VariantResult).
 type Variant struct {
 	Name string `json:"name"`
 	// FixFor is the finding the variant fixes (nil for observed and all).
@@ -130,7 +130,6 @@ type Variant struct {
 	Plan   Setup   `json:"plan"`
 	// PredictedSpeedup is the analyzer's estimate for the fix.
 	PredictedSpeedup float64 `json:"predicted_speedup"`
-	Measured
 }
 
 // observedSetup is the loop as the trace shows it.
