@@ -113,14 +113,10 @@ type Phases struct {
 	// PaceNS, when set, is the period at which the trace's DataLoader
 	// workers delivered batches: the mean steady step, because the main
 	// thread waited for them (a dataloader-wait finding, info included). A
-	// loop that still waits for its batches in the steady state runs at
-	// its producers' pace, whatever else it spends less time on: fixes of
-	// the main thread's own work (pinning, a copy stream, reused buffers)
-	// leave the step at that pace (calibration run 1: the pinned pair's 4
-	// workers took about 26 ms per batch before and after pin_memory, and
-	// the real fix gained 1.02x where the replay's unpaced producers gave
-	// 1.9x). 0: the trace's workers kept ahead of the loop, or the main
-	// thread builds its batches.
+	// loop that still waits for its batches runs at its producers' pace, so
+	// fixes of the main thread's own work (pinning, a copy stream, reused
+	// buffers) leave the step at that pace. 0: the trace's workers kept ahead
+	// of the loop, or the main thread builds its batches.
 	PaceNS int64 `json:"pace_ns,omitempty"`
 }
 
@@ -282,9 +278,8 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 // and stays). It honours a step measured without the profiler (replay
 // --unprofiled-step) where the trace recorded too few events in those
 // phases to carry the difference: an nsys export records no CPU
-// operators, while nsys slows them too (0.8 µs each under
-// --trace=cuda,nvtx,osrt on the calibration's H200). No phase goes below
-// zero; a difference larger than the phases takes them all.
+// operators, while nsys slows them too. No phase goes below zero; a
+// difference larger than the phases takes them all.
 func (p *Plan) LessHostTime(ns int64, source string) {
 	st := &p.Step
 	var kernels, above int64 // launches, and each interval's host time above its kernel
@@ -449,9 +444,7 @@ const (
 // (_MultiProcessingDataLoaderIter.__next__), or the threads and processes
 // PyTorch names for them (pt_data_pin, pt_data_worker). Only then does the
 // data phase's length decide: a main thread waiting long for slow workers
-// would otherwise look like one building its batches (the calibration's
-// copy-stream pair: 4 workers, 29 ms of waiting per step, planned as
-// batches built on the main thread).
+// would otherwise look like one building its batches.
 func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Phases, munmaps bool) string {
 	if st.BatchBytes() == 0 {
 		return ""

@@ -235,10 +235,7 @@ func fidelityNotes(r *Result) []string {
 // givenStepNote says when the unprofiled step the user gave is longer than
 // the trace's mean step by more than FidelityHigh: the traced run ran
 // faster than the loop that was timed, which a profiler cannot cause (it
-// only adds time), and the replay reproduces the traced run (calibration
-// run 11: the pinned and copy-stream pairs' traces ran at 0.50 to 0.83 of
-// the real before step, and their replayed fixed steps at 0.60 to 0.84 of
-// the real ones).
+// only adds time), and the replay reproduces the traced run.
 func givenStepNote(p *Plan) string {
 	given, trace := p.GivenStepNS, p.ObservedStepMeanNS
 	if given <= 0 || trace <= 0 || float64(given) <= FidelityHigh*float64(trace) {
@@ -252,10 +249,7 @@ func givenStepNote(p *Plan) string {
 
 // spreadNote says when the trace's steady steps are too few for their
 // spread: the mean step the replay reproduces, and the replayed steps
-// with it, are no better known than the trace's steps pin it down
-// (calibration run 12: the copy-stream pair's 5 traced steps of 7 to 110
-// ms gave means of 18.8 to 30.8 ms, ±27 to ±51 %, and its replayed fixed
-// steps 0.66 to 0.94 of the real one).
+// with it, are no better known than the trace's steps pin it down.
 func spreadNote(p *Plan) string {
 	s := p.Spread
 	if s == nil {
@@ -325,12 +319,8 @@ func absNS(d int64) int64 {
 }
 
 // ProfilerEventNS is the least a profiler adds to each CPU operator or
-// CUDA API call it records, in ns: a microsecond. Run 1 of the calibration
-// shows more: the workers-small pair's data phase took 63.6 ms per step
-// under torch.profiler, which recorded 25,600 operators per step, against
-// about 30 ms unprofiled (1.3 µs each); the cuda-graph pair launched a
-// kernel every 10.9 µs under torch.profiler, every 15.0 µs under nsys, and
-// every 9.9 µs unprofiled.
+// CUDA API call it records, in ns: a microsecond, a floor (profiled loops
+// pay more).
 const ProfilerEventNS = 1_000
 
 // profilerNote says when the trace recorded so many CPU operators and API
@@ -360,12 +350,10 @@ func profilerNote(p *Plan) string {
 }
 
 // profilerRangeNote says how uncertain the unprofiled step is where the
-// profiler's cost per event was measured over a range (between processes:
-// on the calibration's H200 box the probe measured 0.90 to 3.32 µs an
-// event in nine processes, and the cuda-graph pair's traced processes
-// showed 1.1 and 2.4 µs an event against their unprofiled loops): the
-// trace's step less the profiler at either end of the range, when that
-// spans more than a tenth of it at the median.
+// profiler's cost per event was measured over a range (it varies between
+// processes, a traced one's own included): the trace's step less the
+// profiler at either end of the range, when that spans more than a tenth
+// of it at the median.
 func profilerRangeNote(p *Plan) string {
 	pr := p.Profiler
 	if pr == nil || pr.EventNSMax <= pr.EventNSMin {

@@ -91,14 +91,10 @@ func newRig(ex Executor, p *Plan) (*rig, error) {
 // building a batch alone the way the observed loop builds it, unmapping
 // it, and one launch-bound kernel.
 //
-// The build is timed as the observed loop does it, because the data phase
-// it stands in for is the observed one: dataBurn = the observed data phase
-// less this build. A main thread that reuses its batch buffer writes warm
-// pages; timing a build into fresh pages instead (with their page faults,
-// milliseconds for a 25 MB batch) would shorten every replayed data phase
-// by the faults the loop never takes (run 1 of the calibration: observed
-// steps replayed at 0.78 to 0.87 of the trace's on the workers-big and
-// pin-main pairs, whose 25 and 19 MB batches are reused).
+// The build is timed as the observed loop does it, into warm pages where
+// the loop reuses its batch buffer, because dataBurn is the observed data
+// phase less this build: page faults the loop never takes would shorten
+// every replayed data phase.
 func (r *rig) calibrate() error {
 	st := &r.p.Step
 	obs := observedSetup(r.p)
@@ -164,15 +160,10 @@ func (r *rig) calibrate() error {
 // its duration plus the GPU's gap between graph kernels. A kernel no
 // longer than that part replays as an empty one.
 //
-// Why. A profiler's kernel duration holds part of what any kernel costs
-// to start and finish, and the spin kernel adds that part again around
-// the time it spins; the rest, the gap between kernels, is in no
-// duration. Calibration run 2 (an H200): an empty one-block spin kernel
-// took 0.69 µs back to back in a graph, Spin(935 ns) 1.62 µs, so a graph
-// of the trace's 800 kernels of 935 ns replayed at 1.30 ms where
-// PyTorch's own graph of them ran 0.96 ms (1.20 µs each). Taking the
-// whole floor out (runs 3 to 9) replayed that graph at 0.79-0.87 of the
-// real one: the gap was missing.
+// Why: a profiler's kernel duration holds part of what any kernel costs
+// to start and finish, which the spin kernel adds again around its spin;
+// the rest of the floor, the gap between kernels, is in no duration, and
+// stays.
 func (r *rig) calibrateKernels(l *Launches) error {
 	floor, err := r.kernelBackToBack(l.Kernels, 0)
 	if err != nil {
@@ -191,14 +182,9 @@ func (r *rig) calibrateKernels(l *Launches) error {
 
 // GraphGapShare is the share of an empty kernel's back-to-back time in a
 // CUDA graph that a profiler shows as the gap between kernels rather than
-// in their durations. Measured on the calibration's H200 (2026-12-01):
-// PyTorch's graph of 800 elementwise kernels that torch.profiler timed at
-// 928 ns ran 1.201 µs a kernel, 273 ns between kernels, where the empty
-// spin kernel ran 685 ns back to back (0.40). The same split predicts the
-// kernels queued on a stream without a graph: the spin kernel's own 412
-// ns leave 974 ns of stream gap in its 1.386 µs there, PyTorch's kernels
-// 992 ns in their 1.92 µs. Other GPUs are taken to split their floor the
-// same way.
+// in their durations, as measured on an H200 against PyTorch's own graph
+// of short kernels; other GPUs are taken to split their floor the same
+// way.
 const GraphGapShare = 0.40
 
 // kernelBusy is one replayed launch-bound kernel's time as a profiler
@@ -534,8 +520,7 @@ func unmapsOnMain(s Setup, st *Phases) bool {
 // tensor is freed. Neither profiler shows that munmap: the PyTorch profiler
 // records no OS calls, and nsys's OS runtime trace records only the calls a
 // library makes through libc's exported functions, not the one free()
-// makes inside glibc (the calibration's munmap pair: 64 MiB batches freed
-// each step, no munmap in the nsys trace). A reused batch never does.
+// makes inside glibc. A reused batch never does.
 func freshMain(st *Phases, c Copy) bool {
 	return st.Batches == BatchesMain && (st.Munmaps > 0 || c.Bytes >= MmapThreshold)
 }

@@ -137,12 +137,11 @@ func TestGPUReplayCopies(t *testing.T) {
 	}
 }
 
-// TestGPUKernelFloor: the calibration pair's launch-bound step, 800
-// kernels of 935 ns launched every 10 µs. Each replayed kernel spins for
-// 935 ns less the floor (an empty kernel back to back, measured first), so
-// it takes less back to back than the floor plus the whole 935 ns (run 2:
-// 1.62 µs against PyTorch's 1.20 µs); the log gives the graph's step for
-// the README (PyTorch's graph of those kernels: 0.96 ms on an H200).
+// TestGPUKernelFloor: a launch-bound step of 800 kernels of 935 ns
+// launched every 10 µs. Each replayed kernel spins for 935 ns less the
+// floor (an empty kernel back to back, measured first), so it takes less
+// back to back than the floor plus the whole 935 ns; the log gives the
+// graph's step for the README.
 func TestGPUKernelFloor(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
