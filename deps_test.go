@@ -27,6 +27,8 @@ var rules = []rule{
 	{"ingest/...", module + "/analyze", "ingest only builds timelines", nil},
 	{"ingest/...", module + "/report", "ingest only builds timelines", nil},
 	{"replay/...", module + "/ingest", "the replay plans from timelines, not files", nil},
+	{"replay/...", module + "/analyze/passes", "the replay plans from typed fixes, not detectors", nil},
+	{"replay/...", module + "/analyze/suite", "the driver hands the replay its analysis; the replay never runs the suite", nil},
 	{"...", module + "/internal/testing/", "test kits are for tests only", []string{"internal/testing/...", "cmd/benchrun"}},
 	{"internal/...", module + "/", "internal holds leaf helpers: they import nothing of the module", []string{"internal/testing/..."}},
 	{"...", "modernc.org/sqlite", "SQLite stays in ingest/nsys", nil},

@@ -17,7 +17,9 @@ import (
 //	var d munmap.Detail; analyze.DecodeDetail(f, &d)         // a reader
 //
 // Fields are float64, int64, int or bool (true is 1); a field without a
-// detail tag is not part of the map.
+// detail tag is not part of the map, except an embedded struct of an
+// exported type, whose fields count as the outer struct's (an analyzer's
+// Detail embeds the typed fix of package fix that the replay reads).
 
 // DetailMap turns a detail struct into the finding's Detail map.
 func DetailMap(v any) map[string]float64 {
@@ -26,13 +28,7 @@ func DetailMap(v any) map[string]float64 {
 		rv = rv.Elem()
 	}
 	m := map[string]float64{}
-	rt := rv.Type()
-	for i := range rt.NumField() {
-		key, ok := rt.Field(i).Tag.Lookup("detail")
-		if !ok {
-			continue
-		}
-		f := rv.Field(i)
+	detailFields(rv, func(key string, f reflect.Value, name string) {
 		switch f.Kind() {
 		case reflect.Float64, reflect.Float32:
 			m[key] = f.Float()
@@ -44,9 +40,9 @@ func DetailMap(v any) map[string]float64 {
 				m[key] = 1
 			}
 		default:
-			panic(fmt.Sprintf("analyze: detail field %s.%s has unsupported type %s", rt.Name(), rt.Field(i).Name, f.Type()))
+			panic(fmt.Sprintf("analyze: detail field %s has unsupported type %s", name, f.Type()))
 		}
-	}
+	})
 	return m
 }
 
@@ -58,20 +54,13 @@ func DecodeDetail(f *Finding, ptr any) bool {
 	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
 		panic("analyze: DecodeDetail wants a pointer to a struct")
 	}
-	rv = rv.Elem()
-	rt := rv.Type()
 	all := true
-	for i := range rt.NumField() {
-		key, ok := rt.Field(i).Tag.Lookup("detail")
-		if !ok {
-			continue
-		}
+	detailFields(rv.Elem(), func(key string, fv reflect.Value, name string) {
 		x, ok := f.Detail[key]
 		if !ok {
 			all = false
-			continue
+			return
 		}
-		fv := rv.Field(i)
 		switch fv.Kind() {
 		case reflect.Float64, reflect.Float32:
 			fv.SetFloat(x)
@@ -80,8 +69,26 @@ func DecodeDetail(f *Finding, ptr any) bool {
 		case reflect.Bool:
 			fv.SetBool(x != 0)
 		default:
-			panic(fmt.Sprintf("analyze: detail field %s.%s has unsupported type %s", rt.Name(), rt.Field(i).Name, fv.Type()))
+			panic(fmt.Sprintf("analyze: detail field %s has unsupported type %s", name, fv.Type()))
 		}
-	}
+	})
 	return all
+}
+
+// detailFields calls fn with the key, the value and the name
+// ("Detail.Field") of each tagged field of struct rv, in order, the fields
+// of its embedded structs without a tag in their place.
+func detailFields(rv reflect.Value, fn func(key string, f reflect.Value, name string)) {
+	rt := rv.Type()
+	for i := range rt.NumField() {
+		sf := rt.Field(i)
+		key, ok := sf.Tag.Lookup("detail")
+		if !ok {
+			if sf.Anonymous && sf.Type.Kind() == reflect.Struct {
+				detailFields(rv.Field(i), fn)
+			}
+			continue
+		}
+		fn(key, rv.Field(i), rt.Name()+"."+sf.Name)
+	}
 }

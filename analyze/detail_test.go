@@ -38,3 +38,32 @@ func TestDetailRoundTrip(t *testing.T) {
 		t.Error("a finding without detail decoded as complete")
 	}
 }
+
+type EmbeddedDetail struct {
+	Calls float64 `detail:"calls"`
+}
+
+type testOuter struct {
+	EmbeddedDetail
+	MeanNS int64 `detail:"mean_ns"`
+}
+
+// TestDetailEmbedded: an embedded struct's fields are the outer's, both
+// ways (an analyzer's Detail embeds its typed fix).
+func TestDetailEmbedded(t *testing.T) {
+	m := DetailMap(testOuter{EmbeddedDetail{Calls: 1.5}, 40})
+	if len(m) != 2 || m["calls"] != 1.5 || m["mean_ns"] != 40 {
+		t.Fatalf("map %v", m)
+	}
+	var out testOuter
+	if !DecodeDetail(&Finding{Detail: m}, &out) || out.Calls != 1.5 || out.MeanNS != 40 {
+		t.Errorf("decoded %+v", out)
+	}
+	var in EmbeddedDetail
+	if !DecodeDetail(&Finding{Detail: m}, &in) || in.Calls != 1.5 {
+		t.Errorf("inner alone decoded %+v", in)
+	}
+	if DecodeDetail(&Finding{Detail: map[string]float64{"mean_ns": 1}}, &out) {
+		t.Error("a map without the embedded keys decoded as complete")
+	}
+}

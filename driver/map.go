@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/sysmem"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -167,7 +168,7 @@ func analyzeOne(path string, o Options, keep bool) *unit {
 	u.lo, u.hi = tl.Span()
 	procs := tl.GPUProcesses()
 	if len(procs) < 2 {
-		r, err := audit.Run(tl, o.Config)
+		r, err := audit.RunWith(tl, o.Config, suite.Default)
 		if err != nil {
 			u.err = err
 			return u
@@ -182,7 +183,7 @@ func analyzeOne(path string, o Options, keep bool) *unit {
 	u.multi = true
 	for rank, p := range procs {
 		sub := tl.ForProcess(p.PID)
-		r, err := audit.Run(sub, o.Config)
+		r, err := audit.RunWith(sub, o.Config, suite.Default)
 		if err != nil {
 			u.err = fmt.Errorf("%s: process %d: %w", path, p.PID, err)
 			return u

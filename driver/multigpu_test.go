@@ -9,6 +9,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -57,7 +58,7 @@ func TestCollectivesNeverCompute(t *testing.T) {
 				if len(procs) > 1 {
 					sub = tl.ForProcess(p.PID)
 				}
-				r, err := audit.Run(sub, analyze.DefaultConfig())
+				r, err := audit.RunWith(sub, analyze.DefaultConfig(), suite.Default)
 				if err != nil {
 					t.Fatal(err)
 				}

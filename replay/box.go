@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/traceaudit/traceaudit/internal/units"
-	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // Box is what the machine that replays measured before the variants: the
@@ -113,80 +111,6 @@ const BoxReps = 3
 // BoxTolerance is the relative difference between the box's and the
 // trace's bandwidth above which the report says they differ.
 const BoxTolerance = 0.20
-
-// measureBox times the plan's host-to-device copies from pageable and from
-// pinned memory on the compute stream. It returns nil when the plan copies
-// nothing to the device.
-func (r *rig) measureBox() (*Box, error) {
-	var idx []int
-	var biggest, total int64
-	for i, c := range r.p.Step.Copies {
-		if c.Dir == timeline.CopyHtoD {
-			idx = append(idx, i)
-			biggest = max(biggest, c.Bytes)
-			total += c.Bytes
-		}
-	}
-	if len(idx) == 0 {
-		return nil, nil
-	}
-	ex := r.ex
-	pinned, err := ex.AllocPinned(biggest)
-	if err != nil {
-		return nil, err
-	}
-	defer ex.FreePinned(pinned)
-	pageable := make([]byte, biggest)
-	fill(pageable, 1)
-	fill(pinned, 2)
-	rate := func(src []byte, isPinned bool) (float64, error) {
-		var runs []int64
-		for range BoxReps {
-			var el time.Duration
-			for _, i := range idx {
-				n := r.p.Step.Copies[i].Bytes
-				t, err := ex.Record(r.compute)
-				if err != nil {
-					return 0, err
-				}
-				errCopy := ex.CopyHtoD(r.compute, r.dev[0][i], src[:n], isPinned)
-				u, errRec := ex.Record(r.compute)
-				if errCopy == nil && errRec == nil {
-					errCopy = ex.Sync(r.compute)
-				}
-				if errCopy == nil && errRec == nil {
-					var d time.Duration
-					d, errCopy = ex.Elapsed(t, u)
-					el += d
-				}
-				ex.Release(t)
-				if errRec == nil {
-					ex.Release(u)
-				}
-				if errCopy != nil {
-					return 0, errCopy
-				}
-				if errRec != nil {
-					return 0, errRec
-				}
-			}
-			runs = append(runs, el.Nanoseconds())
-		}
-		m := median(runs)
-		if m <= 0 {
-			return 0, fmt.Errorf("copies of %d bytes took no measurable time", total)
-		}
-		return float64(total) / float64(m), nil
-	}
-	b := &Box{Bytes: total}
-	if b.PageableGBps, err = rate(pageable, false); err != nil {
-		return nil, err
-	}
-	if b.PinnedGBps, err = rate(pinned, true); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
 
 // bandwidthNotes compares the box's bandwidth with the trace's for each
 // kind of copy the trace made, and says where they differ by more than

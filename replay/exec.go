@@ -22,34 +22,6 @@ type Options struct {
 // memory.
 var ErrTooBig = errors.New("the replay needs more than half the free device memory")
 
-// Measured is what a run measures of a variant. Every step figure says
-// which statistic it is: the median or the mean of the measured steps.
-type Measured struct {
-	// StepNSMedian is the median measured step (wall clock); StepNSMean
-	// the mean, which is the loop's throughput (steps per second = 1e9 /
-	// StepNSMean) and the figure speedups and fidelity use.
-	StepNSMedian int64 `json:"step_ns_median,omitempty"`
-	StepNSMean   int64 `json:"step_ns_mean,omitempty"`
-	// GPUNSMedian and GPUNSMean are the GPU time per step: copies and
-	// kernels, by CUDA events.
-	GPUNSMedian int64 `json:"gpu_ns_median,omitempty"`
-	GPUNSMean   int64 `json:"gpu_ns_mean,omitempty"`
-	// Speedup is the observed variant's mean step over this one's.
-	Speedup float64 `json:"speedup,omitempty"`
-	// StepSamplesNS are the measured steps' wall times in order (for a
-	// variant that syncs every N steps, the step that syncs carries the
-	// wait); GPUSamplesNS their GPU times.
-	StepSamplesNS []int64 `json:"step_samples_ns,omitempty"`
-	GPUSamplesNS  []int64 `json:"gpu_samples_ns,omitempty"`
-	// PhasesNS is where the main thread's measured steps went, mean ns per
-	// step by phase (PhaseData and the others): the steps' wall time, split
-	// so that a replayed step that differs from the trace's says where.
-	PhasesNS map[string]int64 `json:"phases_ns,omitempty"`
-	// Note says what the measurement means where that needs saying
-	// ("this fix costs more than it saves here").
-	Note string `json:"note,omitempty"`
-}
-
 // The phases of a replayed step on the main thread (Measured.PhasesNS).
 const (
 	// PhaseData: getting the batch: building it, waiting for producers,
@@ -69,11 +41,11 @@ const (
 	PhaseSync = "sync"
 )
 
-// Run replays every variant of p on ex and fills in their measured step
-// and GPU times and speedups, and measures the box's copy bandwidths at
-// the plan's copy sizes. It stops between steps when ctx is cancelled
-// (Ctrl-C); the caller closes ex.
-func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
+// Run replays every variant of p on ex and returns what it measured of
+// each, in the order of p.Variants (step and GPU times, speedups), and the
+// box's copy bandwidths at the plan's copy sizes; p is left as it is. It
+// stops between steps when ctx is cancelled (Ctrl-C); the caller closes ex.
+func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured, error) {
 	if o.Steps <= 0 {
 		o.Steps = 10
 	}
@@ -87,18 +59,18 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	}
 	free, err := ex.FreeMemory()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if need > free/2 {
-		return nil, fmt.Errorf("%w: %d MB needed, %d MB free", ErrTooBig, need>>20, free>>20)
+		return nil, nil, fmt.Errorf("%w: %d MB needed, %d MB free", ErrTooBig, need>>20, free>>20)
 	}
 	r, err := newRig(ex, p)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	box, err := r.measureBox()
 	if err != nil {
-		return nil, fmt.Errorf("measuring copy bandwidth: %w", err)
+		return nil, nil, fmt.Errorf("measuring copy bandwidth: %w", err)
 	}
 	if r.kernelGPU > 0 || r.buildNS > 0 {
 		if box == nil {
@@ -110,8 +82,8 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0
-	for i := range p.Variants {
-		v := &p.Variants[i]
+	measured := make([]Measured, len(p.Variants))
+	for i, v := range p.Variants {
 		wall, gpu, phases, err := r.measurePhases(ctx, v.Plan, o, func() {
 			done++
 			if o.Progress != nil {
@@ -119,126 +91,36 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, error) {
 			}
 		})
 		if err != nil {
-			return nil, fmt.Errorf("variant %s: %w", v.Name, err)
+			return nil, nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
-		v.StepSamplesNS, v.GPUSamplesNS, v.PhasesNS = wall, gpu, phases
-		v.StepNSMedian, v.StepNSMean = median(wall), mean(wall)
-		v.GPUNSMedian, v.GPUNSMean = median(gpu), mean(gpu)
+		m := &measured[i]
+		m.StepSamplesNS, m.GPUSamplesNS, m.PhasesNS = wall, gpu, phases
+		m.StepNSMedian, m.StepNSMean = median(wall), mean(wall)
+		m.GPUNSMedian, m.GPUNSMean = median(gpu), mean(gpu)
 	}
-	base := p.Variants[0].StepNSMean
-	for i := range p.Variants {
-		v := &p.Variants[i]
-		if v.StepNSMean > 0 {
-			v.Speedup = float64(base) / float64(v.StepNSMean)
+	base := measured[0].StepNSMean
+	for i := range measured {
+		m := &measured[i]
+		if m.StepNSMean > 0 {
+			m.Speedup = float64(base) / float64(m.StepNSMean)
 		}
-		v.Note = costNote(v)
+		m.Note = costNote(p.Variants[i].Name, m)
 	}
-	return box, nil
+	return box, measured, nil
 }
 
 // SlowerBelow is the measured speedup under which a fix is reported as
 // costing more than it saves (2 % of noise allowed).
 const SlowerBelow = 0.98
 
-// costNote says plainly when a fix measured slower than observed.
-func costNote(v *Variant) string {
-	if v.Name == Observed || v.Speedup == 0 || v.Speedup >= SlowerBelow {
+// costNote says plainly when variant name, measured m, ran slower than
+// observed.
+func costNote(name string, m *Measured) string {
+	if name == Observed || m.Speedup == 0 || m.Speedup >= SlowerBelow {
 		return ""
 	}
 	return fmt.Sprintf("this fix costs more than it saves here: %.2fx, the step takes %.0f %% longer than observed",
-		v.Speedup, 100*(1/v.Speedup-1))
-}
-
-// measure runs one variant and returns per-step wall and GPU times in ns.
-// Steps are synchronised every s.SyncEvery steps (every step when the loop
-// drains the queue each step); a step's wall time runs from the end of the
-// previous step to its own end, so the times of a group add up to the
-// group's wall time and their mean is the loop's throughput.
-func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, err error) {
-	wall, gpu, _, err = r.measurePhases(ctx, s, o, tick)
-	return wall, gpu, err
-}
-
-// measurePhases is measure, with the mean time per measured step of each
-// phase of the main thread.
-func (r *rig) measurePhases(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, phases map[string]int64, err error) {
-	l, err := newLoop(ctx, r, s)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	defer l.close()
-	if s.CopyStream {
-		if err := l.prefetch(0); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	every := max(s.SyncEvery, 1)
-	var pending []stepWork
-	defer func() {
-		for i := range pending {
-			pending[i].release(r.ex)
-		}
-	}()
-	total := o.Warmup + o.Steps
-	last := time.Now()
-	for k := range total {
-		if err := ctx.Err(); err != nil {
-			return nil, nil, nil, fmt.Errorf("interrupted: %w", err)
-		}
-		l.recording = k >= o.Warmup
-		l.lapAt = time.Now()
-		w, err := l.step(k)
-		l.lap(PhaseLaunch)
-		pending = append(pending, w)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		n := k + 1
-		if n > o.Warmup {
-			n -= o.Warmup
-		}
-		if n%every == 0 || k+1 == o.Warmup || k+1 == total {
-			if err := l.barrier(); err != nil {
-				return nil, nil, nil, err
-			}
-			l.lap(PhaseSync)
-			for i := range pending {
-				g, err := pending[i].gpu(r.ex)
-				if err != nil {
-					return nil, nil, nil, err
-				}
-				if pending[i].k >= o.Warmup {
-					gpu = append(gpu, g)
-				}
-			}
-			pending = pending[:0]
-		}
-		now := time.Now()
-		if k >= o.Warmup {
-			wall = append(wall, now.Sub(last).Nanoseconds())
-		}
-		last = now
-		tick()
-	}
-	if n := int64(len(wall)); n > 0 {
-		phases = map[string]int64{}
-		for k, d := range l.phases {
-			phases[k] = d.Nanoseconds() / n
-		}
-	}
-	return wall, gpu, phases, nil
-}
-
-// lap adds the time since the last lap to phase, for measured steps.
-func (l *loop) lap(phase string) {
-	now := time.Now()
-	if l.recording {
-		if l.phases == nil {
-			l.phases = map[string]time.Duration{}
-		}
-		l.phases[phase] += now.Sub(l.lapAt)
-	}
-	l.lapAt = now
+		m.Speedup, 100*(1/m.Speedup-1))
 }
 
 // timed runs a GPU operation between two events so its GPU time counts.

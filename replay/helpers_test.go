@@ -4,16 +4,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
 )
 
 func planOf(t *testing.T, path string) *Plan {
 	t.Helper()
-	p, err := Build(testaudit.File(t, path))
+	p, err := Build(testaudit.File(t, path), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// ranIf is what a run measured of p's variants, all zero, where ran is
+// true, else nil (a dry run).
+func ranIf(p *Plan, ran bool) []Measured {
+	if !ran {
+		return nil
+	}
+	return make([]Measured, len(p.Variants))
 }
 
 // auditOf reads and analyzes a trace.

@@ -35,11 +35,9 @@ func burnUntil(end time.Time) {
 
 var sink atomic.Uint64
 
-// moveChunk is the largest single memmove of fill. Go's runtime copies 1
+// moveChunk is the largest single memmove of fill: Go's runtime copies 1
 // MiB or more with non-temporal stores, which bypass the cache, where
-// PyTorch's elementwise CPU kernels write through it: on the H200 box of
-// the calibration (a Xeon with 300 MiB of L3), writing a warm 64 MiB
-// buffer took 7.0 ms in one copy and 3.4 ms in 256 KiB copies.
+// PyTorch's elementwise CPU kernels write through it.
 const moveChunk = 256 << 10
 
 // fill writes every byte of b: on a fresh mapping this also faults its
@@ -69,24 +67,8 @@ func fill(b []byte, seed byte) {
 // word's bytes carry into each other).
 //
 // The loops store 32 bytes at a time where the machine has AVX2, as
-// PyTorch's vectorised CPU kernels do: on this project's 2-core Xeon VM
-// (64 MiB, the median of 16 builds, 5 ms apart) word loops of four 8-byte
-// stores took 9.5 + 9.6 = 19.1 ms into a warm buffer and 24.0 + 9.8 =
-// 33.7 ms into fresh pages, the vector loops 5.7-6.6 + 4.0-5.0 = 9.7-11.5
-// and 22.2-22.8 + 6.7 = 28.9-29.7 ms; on the calibration's H200 box (run
-// 12, results/2026-12-01-run12/experiments.md) 39.8-41.8 ms fresh and
-// 16.8-20.3 warm against PyTorch's 35.8-42.8 and 16.3-19.8, the word loops
-// 44.7-48.9 and 20.1-22.9. With the word loops, calibration run 11
-// replayed the munmap pair's data phase at 40-54 ms a step against
-// PyTorch's 31-39 ms (profiled), and its reuse-buffers data phase at
-// 19-26 ms against about 12-15 ms: the fixed step 1.13-1.74 of the real
-// one; with these, 1.08-1.22 in run 12's four calls. Before those, the
-// build wrote with memmove (fill, then half of the buffer moved onto the
-// other and back): 7.5 ms warm, 39.8 ms fresh on the box, and
-// reuse-buffers replayed that pair's fix at 1.33-1.49 of the real speedup
-// (run 10); a likely reason, not measured: the runtime's memmove writes
-// whole lines with non-temporal or string stores that need not read them
-// first, where elementwise stores read each line before writing it.
+// PyTorch's vectorised CPU kernels do, so that a batch costs as long to
+// build here, in fresh pages or warm ones, as it does in PyTorch.
 func build(dst []byte, seed byte) {
 	head, w, tail := words(dst)
 	for i := range head {

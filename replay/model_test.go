@@ -217,14 +217,14 @@ func TestPacedProducers(t *testing.T) {
 // and munmap here come with the bandwidths.
 func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	p := launchPlan()
-	box, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
+	box, m, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if box == nil || box.KernelNS != 5_800 || box.KernelFloorNS != kernelOverhead.Nanoseconds() || box.KernelGapNS != 800 || box.Bytes != 0 || box.PageableGBps != 0 {
 		t.Fatalf("box %+v, want kernel 5800 ns, floor %v, gap 800 ns and no copies", box, kernelOverhead)
 	}
-	rep := NewResult(p, "fake", true, 2, box)
+	rep := NewResult(p, "fake", m, 2, box)
 	for _, n := range rep.Notes {
 		if strings.Contains(n, "launch-bound kernel takes") || strings.HasPrefix(n, "cuda-graph:") {
 			t.Errorf("kernels replayed at the trace's duration, no graph variant, noted: %q", n)
@@ -235,12 +235,12 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	if err := g.Select("cuda-graph"); err != nil {
 		t.Fatal(err)
 	}
-	if box, err = Run(context.Background(), newFake(), g, Options{Steps: 2, Warmup: 1}); err != nil {
+	if box, m, err = Run(context.Background(), newFake(), g, Options{Steps: 2, Warmup: 1}); err != nil {
 		t.Fatal(err)
 	}
 	want := "cuda-graph: each of the 50 replayed kernels takes 5.80 µs back to back here: the trace's 5.00 µs plus the GPU's gap between " +
 		"kernels in a graph, which a trace of kernels launched one by one cannot show, taken as 800 ns (40 % of the 2.00 µs"
-	if rep := NewResult(g, "fake", true, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
+	if rep := NewResult(g, "fake", m, 2, box); !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 		t.Errorf("notes %q lack %q", rep.Notes, want)
 	}
 	if n := kernelNote(&Box{KernelNS: 7_000, KernelFloorNS: 2_000}, p.Step.Launches); !strings.Contains(n, "launch-bound kernel takes 7.00 µs here") || strings.Contains(n, "empty kernel") {
@@ -258,7 +258,7 @@ func TestRunReportsWhatTheBoxMeasured(t *testing.T) {
 	q := tiny(BatchesMain)
 	q.Step.Copies[0].Bytes = MmapThreshold
 	q.Step.DataNS = 20_000_000
-	box, err = Run(context.Background(), newFake(), q, Options{Steps: 1, Warmup: 1})
+	box, _, err = Run(context.Background(), newFake(), q, Options{Steps: 1, Warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,10 +295,11 @@ func TestPhasesSplitTheStep(t *testing.T) {
 	if err := p.Select("pinned-copy-stream"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), newFake(), p, Options{Steps: 3, Warmup: 1}); err != nil {
+	_, measured, err := Run(context.Background(), newFake(), p, Options{Steps: 3, Warmup: 1})
+	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range p.Variants {
+	for _, v := range NewResult(p, "fake", measured, 3, nil).Variants {
 		var sum int64
 		for _, d := range v.PhasesNS {
 			sum += d
@@ -406,21 +407,21 @@ func TestReuseNoteSaysWhatTheGainRestsOn(t *testing.T) {
 	if err := p.Select("reuse-buffers"); err != nil {
 		t.Fatal(err)
 	}
-	box, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
+	box, m, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if box.BuildNS <= 0 || box.BuildWarmNS <= 0 {
 		t.Fatalf("box %+v: want the fresh and the warm build timed", box)
 	}
-	rep := NewResult(p, "fake", true, 2, box)
+	rep := NewResult(p, "fake", m, 2, box)
 	want := fmt.Sprintf("reuse-buffers: a batch built here took %s into fresh pages and %s into reused ones", units.Dur(box.BuildNS), units.Dur(box.BuildWarmNS))
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, want) }) {
 		t.Errorf("notes %q lack %q", rep.Notes, want)
 	}
 	q := tiny(BatchesMain)
 	q.Step.Copies[0].Bytes = MmapThreshold
-	if box, err = Run(context.Background(), newFake(), q, Options{Steps: 2, Warmup: 1}); err != nil {
+	if box, _, err = Run(context.Background(), newFake(), q, Options{Steps: 2, Warmup: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if n := reuseNote(box, q.Variants); box.BuildWarmNS <= 0 || n != "" {
@@ -430,7 +431,7 @@ func TestReuseNoteSaysWhatTheGainRestsOn(t *testing.T) {
 	if err := w.Select("reuse-buffers"); err != nil {
 		t.Fatal(err)
 	}
-	if box, err = Run(context.Background(), newFake(), w, Options{Steps: 2, Warmup: 1}); err != nil {
+	if box, _, err = Run(context.Background(), newFake(), w, Options{Steps: 2, Warmup: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if box.BuildWarmNS != 0 || reuseNote(box, w.Variants) != "" {

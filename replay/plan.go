@@ -3,11 +3,13 @@
 // length) and runs that plan on a GPU: once as observed and once per fix,
 // with real copies, streams, kernels, host work and munmap calls.
 //
-// The plan is pure data; an Executor (package replay/cudaexec over the CUDA
-// driver API, or a fake in tests) carries out GPU operations. Host phases run
-// here: real CPU work of the observed length, real memory traffic building
-// each batch, real mmap/munmap of batch-sized mappings, shared memory handed
-// from producers to the main loop as a DataLoader worker's batches are.
+// The plan is pure data, what to run; Run returns what it measured of each
+// variant, and NewResult sets the two side by side (Result). An Executor
+// (package replay/cudaexec over the CUDA driver API, or a fake in tests)
+// carries out GPU operations. Host phases run here: real CPU work of the
+// observed length, real memory traffic building each batch, real
+// mmap/munmap of batch-sized mappings, shared memory handed from producers
+// to the main loop as a DataLoader worker's batches are.
 package replay
 
 import (
@@ -17,11 +19,9 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
-	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
-	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
-	"github.com/traceaudit/traceaudit/analyze/passes/munmap"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -64,7 +64,7 @@ type Launches struct {
 	KernelNS int64 `json:"kernel_ns"`
 	// IntervalNS is the host's time per launch in the trace: the mean
 	// time from one launch call's start to the next one's, over intervals
-	// up to 10 times their median (launchbound's LaunchIntervalMeanNS;
+	// up to 10 times their median (fix.Launches.LaunchIntervalMeanNS;
 	// the median where a finding lacks it).
 	IntervalNS int64 `json:"interval_ns"`
 }
@@ -113,14 +113,10 @@ type Phases struct {
 	// PaceNS, when set, is the period at which the trace's DataLoader
 	// workers delivered batches: the mean steady step, because the main
 	// thread waited for them (a dataloader-wait finding, info included). A
-	// loop that still waits for its batches in the steady state runs at
-	// its producers' pace, whatever else it spends less time on: fixes of
-	// the main thread's own work (pinning, a copy stream, reused buffers)
-	// leave the step at that pace (calibration run 1: the pinned pair's 4
-	// workers took about 26 ms per batch before and after pin_memory, and
-	// the real fix gained 1.02x where the replay's unpaced producers gave
-	// 1.9x). 0: the trace's workers kept ahead of the loop, or the main
-	// thread builds its batches.
+	// loop that still waits for its batches runs at its producers' pace, so
+	// fixes of the main thread's own work (pinning, a copy stream, reused
+	// buffers) leave the step at that pace. 0: the trace's workers kept ahead
+	// of the loop, or the main thread builds its batches.
 	PaceNS int64 `json:"pace_ns,omitempty"`
 }
 
@@ -188,6 +184,9 @@ type Plan struct {
 	events phaseEvents
 	// workers is the prefetch-workers pool size (0: from Workers).
 	workers int
+	// fixIDs maps each fix variant to the ID of the finding it verifies
+	// (FixFor).
+	fixIDs map[string]string
 }
 
 // Profiler is the profiler's own host cost taken out of a plan's host
@@ -279,9 +278,8 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 // and stays). It honours a step measured without the profiler (replay
 // --unprofiled-step) where the trace recorded too few events in those
 // phases to carry the difference: an nsys export records no CPU
-// operators, while nsys slows them too (0.8 µs each under
-// --trace=cuda,nvtx,osrt on the calibration's H200). No phase goes below
-// zero; a difference larger than the phases takes them all.
+// operators, while nsys slows them too. No phase goes below zero; a
+// difference larger than the phases takes them all.
 func (p *Plan) LessHostTime(ns int64, source string) {
 	st := &p.Step
 	var kernels, above int64 // launches, and each interval's host time above its kernel
@@ -355,8 +353,13 @@ func (p *Plan) prefetchWorkers() int {
 	return n
 }
 
-// Build makes the plan of a trace from its analysis.
-func Build(r *audit.Analysis) (*Plan, error) {
+// Build makes the plan of a trace from its analysis by analyzers (the
+// suite, analyze/suite.Default, which the caller hands in): each fix
+// variant verifies the finding of the analyzer whose VerifyWith names it
+// (FixFor), and the plan reads what it needs from the typed fixes (package
+// fix) of those findings: the munmap calls of reuse-buffers' finding, the
+// launches of cuda-graph's, the workers of prefetch-workers'.
+func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 	ix, tl := r.Index, r.Timeline
 	if ix == nil || tl == nil {
 		return nil, fmt.Errorf("the report of %s has no timeline", r.File)
@@ -367,7 +370,8 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	if len(ix.AnyKernel) == 0 {
 		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
-	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady))}
+	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady)),
+		fixIDs: fixIDs(analyzers)}
 	if sp := r.Steps.Precision(); sp.Loose() {
 		p.Spread = &sp
 	}
@@ -385,10 +389,11 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	rep := representative(ix)
 	st.Copies = copiesIn(tl, ix, rep)
 	st.Sync = syncsIn(tl, ix, rep)
-	mf := findingOf(r, munmap.Analyzer.ID, analyze.SeverityWarning)
+	mf := findingOf(r, p.FixFor(ReuseBuffers), analyze.SeverityWarning)
 	st.Batches = batchesOf(tl, ix, st, mf != nil)
 	if f := mf; f != nil {
-		d, _ := munmap.DetailOf(f)
+		var d fix.Munmap
+		analyze.DecodeDetail(f, &d)
 		st.Munmaps = max(1, int(d.CallsPerStep+0.5))
 		st.MunmapBytes = max(st.BatchBytes()/int64(st.Munmaps), 1<<20)
 		// The munmap time itself is replayed by real munmap calls.
@@ -399,8 +404,9 @@ func Build(r *audit.Analysis) (*Plan, error) {
 	st.PinNS = pinData + pinOther
 	st.DataNS = max(st.DataNS-pinData, 0)
 	st.OtherNS = max(st.OtherNS-pinOther, 0)
-	if f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo); f != nil {
-		if d, ok := launchbound.DetailOf(f); ok && d.KernelsPerStep > 0 {
+	if f := findingOf(r, p.FixFor(CUDAGraph), analyze.SeverityInfo); f != nil {
+		var d fix.Launches
+		if analyze.DecodeDetail(f, &d) && d.KernelsPerStep > 0 {
 			l := &Launches{Kernels: d.KernelsPerStep, KernelNS: d.KernelNSPerStep / int64(d.KernelsPerStep), IntervalNS: d.LaunchIntervalNS}
 			if d.LaunchIntervalMeanNS > 0 {
 				// The launches' whole pace: their slow tail is host time
@@ -415,7 +421,7 @@ func Build(r *audit.Analysis) (*Plan, error) {
 			st.OtherNS = max(st.OtherNS-int64(l.Kernels)*(l.IntervalNS-l.KernelNS), 0)
 		}
 	}
-	if st.Batches == BatchesWorkers && findingOf(r, dataloader.Analyzer.ID, analyze.SeverityInfo) != nil {
+	if st.Batches == BatchesWorkers && findingOf(r, p.FixFor(PrefetchWorkers), analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
 	p.events = hostEvents(tl, ix)
@@ -438,9 +444,7 @@ const (
 // (_MultiProcessingDataLoaderIter.__next__), or the threads and processes
 // PyTorch names for them (pt_data_pin, pt_data_worker). Only then does the
 // data phase's length decide: a main thread waiting long for slow workers
-// would otherwise look like one building its batches (the calibration's
-// copy-stream pair: 4 workers, 29 ms of waiting per step, planned as
-// batches built on the main thread).
+// would otherwise look like one building its batches.
 func batchesOf(tl *timeline.Timeline, ix *index.Index, st *Phases, munmaps bool) string {
 	if st.BatchBytes() == 0 {
 		return ""
@@ -618,4 +622,4 @@ func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Find
 
 // Workers is the prefetch pool size: design.md's formula from the step's
 // data wait. The run caps it at the CPU count of the machine it runs on.
-func Workers(st *Phases, stepNS int64) int { return dataloader.Workers(st.DataNS, stepNS) }
+func Workers(st *Phases, stepNS int64) int { return fix.Workers(st.DataNS, stepNS) }

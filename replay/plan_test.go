@@ -89,7 +89,7 @@ func TestPlansOfRealTraces(t *testing.T) {
 				if v.PredictedSpeedup < 1 {
 					t.Errorf("%s predicted %v", v.Name, v.PredictedSpeedup)
 				}
-				if v.Name != Observed && v.Name != All && (v.FixFor == nil || FixFor(v.Name) != *v.FixFor) {
+				if v.Name != Observed && v.Name != All && (v.FixFor == nil || p.FixFor(v.Name) != *v.FixFor) {
 					t.Errorf("%s fixes %v", v.Name, v.FixFor)
 				}
 			}
@@ -150,8 +150,9 @@ func TestVariantLinks(t *testing.T) {
 			t.Errorf("variant %s is named by %d analyzers, want 1", f.name, n)
 		}
 	}
-	if FixFor(CUDAGraph) != launchbound.Analyzer.ID || FixFor(NoSync) != syncapi.Analyzer.ID || FixFor(All) != "" {
-		t.Errorf("cuda-graph fixes %q, no-sync %q, all %q", FixFor(CUDAGraph), FixFor(NoSync), FixFor(All))
+	p := &Plan{fixIDs: fixIDs(suite.Default)}
+	if p.FixFor(CUDAGraph) != launchbound.Analyzer.ID || p.FixFor(NoSync) != syncapi.Analyzer.ID || p.FixFor(All) != "" {
+		t.Errorf("cuda-graph fixes %q, no-sync %q, all %q", p.FixFor(CUDAGraph), p.FixFor(NoSync), p.FixFor(All))
 	}
 }
 
@@ -192,11 +193,11 @@ func launchTimeline(t *testing.T, pin bool, every func(k int) int64) *timeline.T
 
 func buildPlan(t *testing.T, tl *timeline.Timeline) (*Plan, *audit.Analysis) {
 	t.Helper()
-	r, err := audit.Run(tl, analyze.DefaultConfig())
+	r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(r)
+	p, err := Build(r, suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,8 +69,9 @@ func TestFidelityLessProfiler(t *testing.T) {
 	p.HostEventsPerStep = 600
 	p.events = phaseEvents{total: 600, data: 500, idle: 20}
 	p.LessProfiler(1000, "measured here with torch 2.11.0")
-	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
-	r := NewResult(p, "fake GPU", true, 10, nil)
+	m := ranIf(p, true)
+	m[0].StepNSMean, m[0].StepNSMedian, m[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	r := NewResult(p, "fake GPU", m, 10, nil)
 	if r.Profiler == nil || r.Profiler.RemovedNS != 520_000 {
 		t.Fatalf("profiler %+v", r.Profiler)
 	}
@@ -86,8 +87,9 @@ func TestFidelityLessProfiler(t *testing.T) {
 	// the profiler note warns instead.
 	q := tiny(BatchesMain)
 	q.HostEventsPerStep = 600
-	q.Variants[0].StepNSMean, q.Variants[0].StepNSMedian, q.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
-	text = strings.Join(NewResult(q, "fake GPU", true, 10, nil).Notes, "\n")
+	m = ranIf(q, true)
+	m[0].StepNSMean, m[0].StepNSMedian, m[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	text = strings.Join(NewResult(q, "fake GPU", m, 10, nil).Notes, "\n")
 	if !strings.Contains(text, "--profiler-cost takes it out") || !strings.Contains(text, "observed step replays at 0.75") {
 		t.Errorf("notes %q", text)
 	}
@@ -111,8 +113,9 @@ func TestLessProfilerRange(t *testing.T) {
 	if p.Step.DataNS != 500_000 || p.Step.OtherNS != 30_000 {
 		t.Errorf("data %d, other %d", p.Step.DataNS, p.Step.OtherNS)
 	}
-	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
-	wantNote(t, NewResult(p, "fake GPU", true, 10, nil), "ranged from 600 ns to 1.50 µs between the processes measured, and a traced process's own cost is as uncertain: "+
+	m := ranIf(p, true)
+	m[0].StepNSMean, m[0].StepNSMedian, m[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	wantNote(t, NewResult(p, "fake GPU", m, 10, nil), "ranged from 600 ns to 1.50 µs between the processes measured, and a traced process's own cost is as uncertain: "+
 		"taken out at either end, the trace's step less the profiler lies between 1.22 ms and 1.69 ms (1.48 ms at the median: -18 % to +14 %)")
 
 	// A process that measured less than nothing: the range starts at
@@ -129,8 +132,9 @@ func TestLessProfilerRange(t *testing.T) {
 		q := tiny(BatchesMain)
 		q.events = phaseEvents{total: 600, data: 500, idle: 20}
 		q.LessProfilerRange(1000, c[0], c[1], "measured here")
-		q.Variants[0].StepNSMean, q.Variants[0].StepNSMedian, q.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
-		if text := strings.Join(NewResult(q, "fake GPU", true, 10, nil).Notes, "\n"); strings.Contains(text, "between the processes measured") {
+		m := ranIf(q, true)
+		m[0].StepNSMean, m[0].StepNSMedian, m[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+		if text := strings.Join(NewResult(q, "fake GPU", m, 10, nil).Notes, "\n"); strings.Contains(text, "between the processes measured") {
 			t.Errorf("range %v: notes\n%s", c, text)
 		}
 		if c[0] == c[1] && (q.Profiler.RemovedMinNS != 0 || q.Profiler.EventNSMax != 0) {
@@ -149,8 +153,9 @@ func TestLessHostTime(t *testing.T) {
 	if p.Step.DataNS != 500_000 || p.Step.OtherNS != 25_000 || p.Profiler.HostShare != 0.5 || p.Profiler.RemovedNS != 525_000 || p.Profiler.EventNS != 0 {
 		t.Errorf("data %d, other %d, profiler %+v", p.Step.DataNS, p.Step.OtherNS, p.Profiler)
 	}
-	p.Variants[0].StepNSMean, p.Variants[0].StepNSMedian, p.Variants[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
-	text := strings.Join(NewResult(p, "fake GPU", true, 10, nil).Notes, "\n")
+	m := ranIf(p, true)
+	m[0].StepNSMean, m[0].StepNSMedian, m[0].GPUNSMean = 1_500_000, 1_500_000, 500_000
+	text := strings.Join(NewResult(p, "fake GPU", m, 10, nil).Notes, "\n")
 	if !strings.Contains(text, "the profiler's own cost is taken out of the replayed host phases: 50 % of each") {
 		t.Errorf("notes %q", text)
 	}

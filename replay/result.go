@@ -39,8 +39,8 @@ type Result struct {
 	// out of the trace's host phases (Plan.LessProfiler).
 	Profiler *Profiler `json:"profiler,omitempty"`
 	// Step is the replayed step's plan.
-	Step     Phases    `json:"step"`
-	Variants []Variant `json:"variants"`
+	Step     Phases          `json:"step"`
+	Variants []VariantResult `json:"variants"`
 	// Fidelity compares the replayed observed variant with the trace;
 	// null in dry runs.
 	Fidelity *Fidelity `json:"fidelity"`
@@ -50,6 +50,42 @@ type Result struct {
 	// where the box's copies differ from the trace's, where fidelity is out
 	// of bounds and why, which fixes cost more than they save.
 	Notes []string `json:"notes"`
+}
+
+// VariantResult is one variant of a result: the variant as planned and
+// what a run measured of it (zero in dry runs). Its JSON is one object,
+// the variant's fields followed by the measurement's.
+type VariantResult struct {
+	Variant
+	Measured
+}
+
+// Measured is what a run measures of a variant. Every step figure says
+// which statistic it is: the median or the mean of the measured steps.
+type Measured struct {
+	// StepNSMedian is the median measured step (wall clock); StepNSMean
+	// the mean, which is the loop's throughput (steps per second = 1e9 /
+	// StepNSMean) and the figure speedups and fidelity use.
+	StepNSMedian int64 `json:"step_ns_median,omitempty"`
+	StepNSMean   int64 `json:"step_ns_mean,omitempty"`
+	// GPUNSMedian and GPUNSMean are the GPU time per step: copies and
+	// kernels, by CUDA events.
+	GPUNSMedian int64 `json:"gpu_ns_median,omitempty"`
+	GPUNSMean   int64 `json:"gpu_ns_mean,omitempty"`
+	// Speedup is the observed variant's mean step over this one's.
+	Speedup float64 `json:"speedup,omitempty"`
+	// StepSamplesNS are the measured steps' wall times in order (for a
+	// variant that syncs every N steps, the step that syncs carries the
+	// wait); GPUSamplesNS their GPU times.
+	StepSamplesNS []int64 `json:"step_samples_ns,omitempty"`
+	GPUSamplesNS  []int64 `json:"gpu_samples_ns,omitempty"`
+	// PhasesNS is where the main thread's measured steps went, mean ns per
+	// step by phase (PhaseData and the others): the steps' wall time, split
+	// so that a replayed step that differs from the trace's says where.
+	PhasesNS map[string]int64 `json:"phases_ns,omitempty"`
+	// Note says what the measurement means where that needs saying
+	// ("this fix costs more than it saves here").
+	Note string `json:"note,omitempty"`
 }
 
 // Fidelity is replayed over observed, like with like: Step is the
@@ -80,21 +116,31 @@ const (
 // Faithful says whether x is within FidelityLow..FidelityHigh.
 func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 
-// NewResult describes plan p; box is what Run measured (nil in dry runs);
-// when measured is true the fidelity and the notes are computed.
-func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Result {
-	r := &Result{File: p.File, DryRun: !measured, Device: device, ObservedStepNS: p.ObservedStepNS,
+// NewResult describes plan p and what Run measured of it: measured, one
+// per variant of p in order, and box (both nil in dry runs). When measured
+// is set the fidelity and the notes are computed.
+func NewResult(p *Plan, device string, measured []Measured, steps int, box *Box) *Result {
+	r := &Result{File: p.File, DryRun: measured == nil, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepSpread: p.Spread, StepStat: "mean",
-		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Variants: p.Variants, Notes: []string{}}
+		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Notes: []string{}}
+	if p.Variants != nil {
+		r.Variants = make([]VariantResult, len(p.Variants))
+		for i, v := range p.Variants {
+			r.Variants[i].Variant = v
+			if i < len(measured) {
+				r.Variants[i].Measured = measured[i]
+			}
+		}
+	}
 	if n := givenStepNote(p); n != "" {
 		r.Notes = append(r.Notes, n)
 	}
 	if n := spreadNote(p); n != "" {
 		r.Notes = append(r.Notes, n)
 	}
-	if measured {
+	if measured != nil {
 		r.Steps = steps
-		obs := p.Variants[0]
+		obs := r.Variants[0]
 		r.Fidelity = &Fidelity{
 			Step:       ratio(obs.StepNSMean, p.ObservedStepMeanNS),
 			StepMedian: ratio(obs.StepNSMedian, p.ObservedStepNS),
@@ -120,7 +166,7 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 			r.Notes = append(r.Notes, n)
 		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
-		for _, v := range p.Variants {
+		for _, v := range r.Variants {
 			if v.Note != "" {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", v.Name, v.Note))
 			}
@@ -136,7 +182,7 @@ func NewResult(p *Plan, device string, measured bool, steps int, box *Box) *Resu
 // v, in nanoseconds: the replayed observed mean step (the trace's mean step
 // in a dry run) divided by v's predicted speedup, which the analyzers
 // compute from means; 0 when v has no prediction.
-func (r *Result) PredictedStepNS(v Variant) int64 {
+func (r *Result) PredictedStepNS(v VariantResult) int64 {
 	if v.PredictedSpeedup <= 0 {
 		return 0
 	}
@@ -189,10 +235,7 @@ func fidelityNotes(r *Result) []string {
 // givenStepNote says when the unprofiled step the user gave is longer than
 // the trace's mean step by more than FidelityHigh: the traced run ran
 // faster than the loop that was timed, which a profiler cannot cause (it
-// only adds time), and the replay reproduces the traced run (calibration
-// run 11: the pinned and copy-stream pairs' traces ran at 0.50 to 0.83 of
-// the real before step, and their replayed fixed steps at 0.60 to 0.84 of
-// the real ones).
+// only adds time), and the replay reproduces the traced run.
 func givenStepNote(p *Plan) string {
 	given, trace := p.GivenStepNS, p.ObservedStepMeanNS
 	if given <= 0 || trace <= 0 || float64(given) <= FidelityHigh*float64(trace) {
@@ -206,10 +249,7 @@ func givenStepNote(p *Plan) string {
 
 // spreadNote says when the trace's steady steps are too few for their
 // spread: the mean step the replay reproduces, and the replayed steps
-// with it, are no better known than the trace's steps pin it down
-// (calibration run 12: the copy-stream pair's 5 traced steps of 7 to 110
-// ms gave means of 18.8 to 30.8 ms, ±27 to ±51 %, and its replayed fixed
-// steps 0.66 to 0.94 of the real one).
+// with it, are no better known than the trace's steps pin it down.
 func spreadNote(p *Plan) string {
 	s := p.Spread
 	if s == nil {
@@ -279,12 +319,8 @@ func absNS(d int64) int64 {
 }
 
 // ProfilerEventNS is the least a profiler adds to each CPU operator or
-// CUDA API call it records, in ns: a microsecond. Run 1 of the calibration
-// shows more: the workers-small pair's data phase took 63.6 ms per step
-// under torch.profiler, which recorded 25,600 operators per step, against
-// about 30 ms unprofiled (1.3 µs each); the cuda-graph pair launched a
-// kernel every 10.9 µs under torch.profiler, every 15.0 µs under nsys, and
-// every 9.9 µs unprofiled.
+// CUDA API call it records, in ns: a microsecond, a floor (profiled loops
+// pay more).
 const ProfilerEventNS = 1_000
 
 // profilerNote says when the trace recorded so many CPU operators and API
@@ -314,12 +350,10 @@ func profilerNote(p *Plan) string {
 }
 
 // profilerRangeNote says how uncertain the unprofiled step is where the
-// profiler's cost per event was measured over a range (between processes:
-// on the calibration's H200 box the probe measured 0.90 to 3.32 µs an
-// event in nine processes, and the cuda-graph pair's traced processes
-// showed 1.1 and 2.4 µs an event against their unprofiled loops): the
-// trace's step less the profiler at either end of the range, when that
-// spans more than a tenth of it at the median.
+// profiler's cost per event was measured over a range (it varies between
+// processes, a traced one's own included): the trace's step less the
+// profiler at either end of the range, when that spans more than a tenth
+// of it at the median.
 func profilerRangeNote(p *Plan) string {
 	pr := p.Profiler
 	if pr == nil || pr.EventNSMax <= pr.EventNSMin {

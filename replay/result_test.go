@@ -1,29 +1,33 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-// measured fills p's variants as a run would, from mean and median steps.
-func measured(p *Plan, steps map[string][2]int64) {
-	for i := range p.Variants {
-		v := &p.Variants[i]
+// measured is what a run would measure of p's variants, from mean and
+// median steps.
+func measured(p *Plan, steps map[string][2]int64) []Measured {
+	out := make([]Measured, len(p.Variants))
+	for i, v := range p.Variants {
 		s := steps[v.Name]
-		v.StepNSMean, v.StepNSMedian = s[0], s[1]
-		v.GPUNSMean, v.GPUNSMedian = p.ObservedGPUNS, p.ObservedGPUNS
+		out[i].StepNSMean, out[i].StepNSMedian = s[0], s[1]
+		out[i].GPUNSMean, out[i].GPUNSMedian = p.ObservedGPUNS, p.ObservedGPUNS
 	}
-	base := p.Variants[0].StepNSMean
-	for i := range p.Variants {
-		v := &p.Variants[i]
-		v.Speedup = float64(base) / float64(v.StepNSMean)
-		v.Note = costNote(v)
+	base := out[0].StepNSMean
+	for i, v := range p.Variants {
+		m := &out[i]
+		m.Speedup = float64(base) / float64(m.StepNSMean)
+		m.Note = costNote(v.Name, m)
 	}
+	return out
 }
 
 // TestFidelityComparesMeans: a bursty trace (median step 1 ms, mean 1.8
@@ -32,8 +36,8 @@ func measured(p *Plan, steps map[string][2]int64) {
 func TestFidelityComparesMeans(t *testing.T) {
 	p := tiny(BatchesMain)
 	p.ObservedStepNS, p.ObservedStepMeanNS = 1_000_000, 1_800_000
-	measured(p, map[string][2]int64{Observed: {1_800_000, 1_750_000}})
-	r := NewResult(p, "fake GPU", true, 10, nil)
+	m := measured(p, map[string][2]int64{Observed: {1_800_000, 1_750_000}})
+	r := NewResult(p, "fake GPU", m, 10, nil)
 	if f := r.Fidelity; f.Step != 1 || f.StepMedian != 1.75 || f.GPU != 1 {
 		t.Errorf("fidelity %+v", f)
 	}
@@ -48,9 +52,9 @@ func TestNotesSayWhatDiffers(t *testing.T) {
 	if err := p.Select("pinned"); err != nil {
 		t.Fatal(err)
 	}
-	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}, Pinned: {2_900_000, 2_900_000}})
-	p.Variants[0].GPUNSMean = 700_000
-	r := NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20})
+	m := measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}, Pinned: {2_900_000, 2_900_000}})
+	m[0].GPUNSMean = 700_000
+	r := NewResult(p, "fake GPU", m, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20})
 	all := strings.Join(r.Notes, "\n")
 	for _, want := range []string{
 		"pageable copies run 50 % faster on this box (9.0 GB/s) than in the trace (6.0 GB/s)",
@@ -62,14 +66,14 @@ func TestNotesSayWhatDiffers(t *testing.T) {
 			t.Errorf("notes lack %q:\n%s", want, all)
 		}
 	}
-	if v := p.Variants[1]; v.Note == "" || p.Variants[0].Note != "" {
-		t.Errorf("notes: observed %q, pinned %q", p.Variants[0].Note, v.Note)
+	if v := r.Variants[1]; v.Note == "" || r.Variants[0].Note != "" {
+		t.Errorf("notes: observed %q, pinned %q", r.Variants[0].Note, v.Note)
 	}
 	// Within bounds, nothing to say.
 	q := tiny(BatchesMain)
 	q.TraceGBps = TraceGBps{Pageable: 6}
-	measured(q, map[string][2]int64{Observed: {2_100_000, 2_000_000}})
-	if r := NewResult(q, "fake GPU", true, 10, &Box{PageableGBps: 6.5, PinnedGBps: 50}); len(r.Notes) != 0 {
+	mq := measured(q, map[string][2]int64{Observed: {2_100_000, 2_000_000}})
+	if r := NewResult(q, "fake GPU", mq, 10, &Box{PageableGBps: 6.5, PinnedGBps: 50}); len(r.Notes) != 0 {
 		t.Errorf("notes %q for a faithful replay", r.Notes)
 	}
 }
@@ -80,16 +84,15 @@ func TestCostNote(t *testing.T) {
 		speedup float64
 		slower  bool
 	}{{Pinned, 0.97, true}, {Pinned, 0.985, false}, {Pinned, 1.5, false}, {Observed, 0.5, false}, {Pinned, 0, false}} {
-		v := &Variant{Name: c.name, Measured: Measured{Speedup: c.speedup}}
-		if got := costNote(v); (got != "") != c.slower || (c.slower && !strings.HasPrefix(got, "this fix costs more than it saves here")) {
+		if got := costNote(c.name, &Measured{Speedup: c.speedup}); (got != "") != c.slower || (c.slower && !strings.HasPrefix(got, "this fix costs more than it saves here")) {
 			t.Errorf("%s at %.3fx: %q", c.name, c.speedup, got)
 		}
 	}
 }
 
 func TestPredictedStepNS(t *testing.T) {
-	vs := []Variant{{Name: Observed, PredictedSpeedup: 1, Measured: Measured{StepNSMean: 90e6, StepNSMedian: 80e6}},
-		{Name: "pinned", PredictedSpeedup: 3}, {Name: "x"}}
+	vs := []VariantResult{{Variant{Name: Observed, PredictedSpeedup: 1}, Measured{StepNSMean: 90e6, StepNSMedian: 80e6}},
+		{Variant: Variant{Name: "pinned", PredictedSpeedup: 3}}, {Variant: Variant{Name: "x"}}}
 	measured := &Result{ObservedStepNS: 110e6, ObservedStepMeanNS: 120e6, Variants: vs}
 	if got := measured.PredictedStepNS(vs[1]); got != 30e6 {
 		t.Errorf("measured: %d, want the replayed observed mean step / 3 = 30 ms", got)
@@ -111,9 +114,9 @@ func TestPredictedStepNS(t *testing.T) {
 func TestNotesNameTheHostPhase(t *testing.T) {
 	p := tiny(BatchesWorkers)
 	p.Step.Munmaps, p.Step.DataNS = 1, 1_000_000
-	measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
-	p.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_550_000, PhaseOther: 60_000, PhaseCopy: 150_000}
-	wantNote(t, NewResult(p, "fake GPU", true, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20, BuildNS: 1_400_000}),
+	m := measured(p, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	m[0].PhasesNS = map[string]int64{PhaseData: 1_550_000, PhaseOther: 60_000, PhaseCopy: 150_000}
+	wantNote(t, NewResult(p, "fake GPU", m, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20, BuildNS: 1_400_000}),
 		"the observed step replays at 1.30 of the trace's mean step (+30 %): its data phase took 1.55 ms a step here against the trace's 1.00 ms "+
 			"(building one batch here as the traced loop does, into fresh pages, memory traffic only, takes 1.40 ms")
 
@@ -122,9 +125,9 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	lp := tiny(BatchesMain)
 	lp.events = phaseEvents{total: 600, data: 500, idle: 20}
 	lp.LessProfiler(1000, "test")
-	measured(lp, map[string][2]int64{Observed: {2_000_000, 2_000_000}})
-	lp.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_100_000, PhaseOther: 30_000}
-	wantNote(t, NewResult(lp, "fake GPU", true, 10, &Box{}), "its data phase took 1.10 ms a step here against the trace's, less the profiler's cost, 500 µs")
+	ml := measured(lp, map[string][2]int64{Observed: {2_000_000, 2_000_000}})
+	ml[0].PhasesNS = map[string]int64{PhaseData: 1_100_000, PhaseOther: 30_000}
+	wantNote(t, NewResult(lp, "fake GPU", ml, 10, &Box{}), "its data phase took 1.10 ms a step here against the trace's, less the profiler's cost, 500 µs")
 
 	// The other host work ran long; within 5 % of the step, nothing named.
 	for _, c := range []struct {
@@ -135,9 +138,9 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 		{140_000, "the host phases (data, other host work, munmap, pinning) took another time here than in the trace"},
 	} {
 		q := tiny(BatchesMain)
-		measured(q, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
-		q.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_000_000, PhaseOther: c.other}
-		all := strings.Join(NewResult(q, "fake GPU", true, 10, &Box{PageableGBps: 6, PinnedGBps: 50}).Notes, "\n")
+		mq := measured(q, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+		mq[0].PhasesNS = map[string]int64{PhaseData: 1_000_000, PhaseOther: c.other}
+		all := strings.Join(NewResult(q, "fake GPU", mq, 10, &Box{PageableGBps: 6, PinnedGBps: 50}).Notes, "\n")
 		if !strings.Contains(all, c.want) || strings.Contains(all, "building one batch") {
 			t.Errorf("other %d: notes lack %q:\n%s", c.other, c.want, all)
 		}
@@ -148,19 +151,19 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	// phase 2.58 µs against 1.50 ms, the step long from its copies).
 	sh := tiny(BatchesMain)
 	sh.Step.DataNS = 1_000_000
-	measured(sh, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
-	sh.Variants[0].PhasesNS = map[string]int64{PhaseData: 3_000, PhaseOther: 60_000}
-	if all := strings.Join(NewResult(sh, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the host phases (data, other host work, munmap, pinning) took another time") ||
+	ms := measured(sh, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	ms[0].PhasesNS = map[string]int64{PhaseData: 3_000, PhaseOther: 60_000}
+	if all := strings.Join(NewResult(sh, "fake GPU", ms, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the host phases (data, other host work, munmap, pinning) took another time") ||
 		strings.Contains(all, "its data phase") {
 		t.Errorf("a shorter data phase named for a longer step: notes\n%s", all)
 	}
 
 	// A GPU that differs is the reason given, whatever the phases.
 	g := tiny(BatchesMain)
-	measured(g, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
-	g.Variants[0].GPUNSMean = 700_000
-	g.Variants[0].PhasesNS = map[string]int64{PhaseData: 1_600_000}
-	if all := strings.Join(NewResult(g, "fake GPU", true, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the GPU time differs (above)") || strings.Contains(all, "its data phase") {
+	mg := measured(g, map[string][2]int64{Observed: {2_600_000, 2_600_000}})
+	mg[0].GPUNSMean = 700_000
+	mg[0].PhasesNS = map[string]int64{PhaseData: 1_600_000}
+	if all := strings.Join(NewResult(g, "fake GPU", mg, 10, &Box{}).Notes, "\n"); !strings.Contains(all, "the GPU time differs (above)") || strings.Contains(all, "its data phase") {
 		t.Errorf("GPU differs: notes\n%s", all)
 	}
 }
@@ -179,7 +182,7 @@ func TestGivenStepNote(t *testing.T) {
 		p.ObservedStepMeanNS = 1_000_000
 		p.GivenStepNS = c.given
 		for _, measured := range []bool{false, true} {
-			all := strings.Join(NewResult(p, "fake GPU", measured, 10, &Box{}).Notes, "\n")
+			all := strings.Join(NewResult(p, "fake GPU", ranIf(p, measured), 10, &Box{}).Notes, "\n")
 			w := fmt.Sprintf(want, units.Dur(c.given), float64(c.given)/1e6, units.Dur(1_000_000))
 			if strings.Contains(all, w) != c.note || strings.Contains(all, "ran faster than the loop") != c.note {
 				t.Errorf("given %d, measured %v: notes\n%s", c.given, measured, all)
@@ -193,7 +196,7 @@ func TestGivenStepNote(t *testing.T) {
 // with its spread, and every replay of it, dry or measured, says how well
 // the mean it reproduces is known; a trace of even steps says nothing.
 func TestSpreadNote(t *testing.T) {
-	p, err := Build(auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz")))
+	p, err := Build(auditOf(t, testfix.Shared(t, "h200-ddp", "d1_balanced.rank1.pt.trace.json.gz")), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +208,7 @@ func TestSpreadNote(t *testing.T) {
 		"(one standard error), and so are the observed mean step and each variant's mean step here; record about 108 steps to judge a fix to ±10 %%",
 		units.Dur(s.MinNS), units.Dur(s.MaxNS), units.Dur(p.ObservedStepMeanNS))
 	for _, measured := range []bool{false, true} {
-		r := NewResult(p, "fake GPU", measured, 10, &Box{})
+		r := NewResult(p, "fake GPU", ranIf(p, measured), 10, &Box{})
 		if !slices.Contains(r.Notes, want) {
 			t.Errorf("measured %v: no spread note in\n%s", measured, strings.Join(r.Notes, "\n"))
 		}
@@ -217,9 +220,34 @@ func TestSpreadNote(t *testing.T) {
 	if even.Spread != nil {
 		t.Errorf("the baseline run's even steps: spread %+v", even.Spread)
 	}
-	for _, n := range NewResult(even, "fake GPU", false, 10, &Box{}).Notes {
+	for _, n := range NewResult(even, "fake GPU", nil, 10, &Box{}).Notes {
 		if strings.Contains(n, "steady steps run from") {
 			t.Errorf("the baseline run: %s", n)
+		}
+	}
+}
+
+// TestVariantResultJSON: a result's variant is one JSON object, the
+// plan's fields and then the measurement's, so that replay --format json
+// keeps its layout now that the plan holds no measurements.
+func TestVariantResultJSON(t *testing.T) {
+	id := "sync-memcpy"
+	v := Variant{Name: Pinned, FixFor: &id, Plan: Setup{Pinned: true, PinOn: PinOnMain, SyncEvery: 1}, PredictedSpeedup: 2}
+	m := Measured{StepNSMedian: 1, StepNSMean: 2, GPUNSMedian: 3, GPUNSMean: 4, Speedup: 1.5, StepSamplesNS: []int64{5},
+		GPUSamplesNS: []int64{6}, PhasesNS: map[string]int64{PhaseData: 7}, Note: "n"}
+	const plan = `"name":"pinned","fix_for":"sync-memcpy","plan":{"pinned":true,"copy_stream":false,"workers":0,"reuse_buffers":false,` +
+		`"pin_on":"main","cuda_graph":false,"sync_every":1},"predicted_speedup":2`
+	for _, c := range []struct {
+		v    VariantResult
+		want string
+	}{
+		{VariantResult{Variant: v}, `{` + plan + `}`},
+		{VariantResult{v, m}, `{` + plan + `,"step_ns_median":1,"step_ns_mean":2,"gpu_ns_median":3,"gpu_ns_mean":4,"speedup":1.5,` +
+			`"step_samples_ns":[5],"gpu_samples_ns":[6],"phases_ns":{"data":7},"note":"n"}`},
+	} {
+		b, err := json.Marshal(c.v)
+		if err != nil || string(b) != c.want {
+			t.Errorf("JSON %s (%v), want %s", b, err, c.want)
 		}
 	}
 }

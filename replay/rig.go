@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -89,14 +91,10 @@ func newRig(ex Executor, p *Plan) (*rig, error) {
 // building a batch alone the way the observed loop builds it, unmapping
 // it, and one launch-bound kernel.
 //
-// The build is timed as the observed loop does it, because the data phase
-// it stands in for is the observed one: dataBurn = the observed data phase
-// less this build. A main thread that reuses its batch buffer writes warm
-// pages; timing a build into fresh pages instead (with their page faults,
-// milliseconds for a 25 MB batch) would shorten every replayed data phase
-// by the faults the loop never takes (run 1 of the calibration: observed
-// steps replayed at 0.78 to 0.87 of the trace's on the workers-big and
-// pin-main pairs, whose 25 and 19 MB batches are reused).
+// The build is timed as the observed loop does it, into warm pages where
+// the loop reuses its batch buffer, because dataBurn is the observed data
+// phase less this build: page faults the loop never takes would shorten
+// every replayed data phase.
 func (r *rig) calibrate() error {
 	st := &r.p.Step
 	obs := observedSetup(r.p)
@@ -162,15 +160,10 @@ func (r *rig) calibrate() error {
 // its duration plus the GPU's gap between graph kernels. A kernel no
 // longer than that part replays as an empty one.
 //
-// Why. A profiler's kernel duration holds part of what any kernel costs
-// to start and finish, and the spin kernel adds that part again around
-// the time it spins; the rest, the gap between kernels, is in no
-// duration. Calibration run 2 (an H200): an empty one-block spin kernel
-// took 0.69 µs back to back in a graph, Spin(935 ns) 1.62 µs, so a graph
-// of the trace's 800 kernels of 935 ns replayed at 1.30 ms where
-// PyTorch's own graph of them ran 0.96 ms (1.20 µs each). Taking the
-// whole floor out (runs 3 to 9) replayed that graph at 0.79-0.87 of the
-// real one: the gap was missing.
+// Why: a profiler's kernel duration holds part of what any kernel costs
+// to start and finish, which the spin kernel adds again around its spin;
+// the rest of the floor, the gap between kernels, is in no duration, and
+// stays.
 func (r *rig) calibrateKernels(l *Launches) error {
 	floor, err := r.kernelBackToBack(l.Kernels, 0)
 	if err != nil {
@@ -189,14 +182,9 @@ func (r *rig) calibrateKernels(l *Launches) error {
 
 // GraphGapShare is the share of an empty kernel's back-to-back time in a
 // CUDA graph that a profiler shows as the gap between kernels rather than
-// in their durations. Measured on the calibration's H200 (2026-12-01):
-// PyTorch's graph of 800 elementwise kernels that torch.profiler timed at
-// 928 ns ran 1.201 µs a kernel, 273 ns between kernels, where the empty
-// spin kernel ran 685 ns back to back (0.40). The same split predicts the
-// kernels queued on a stream without a graph: the spin kernel's own 412
-// ns leave 974 ns of stream gap in its 1.386 µs there, PyTorch's kernels
-// 992 ns in their 1.92 µs. Other GPUs are taken to split their floor the
-// same way.
+// in their durations, as measured on an H200 against PyTorch's own graph
+// of short kernels; other GPUs are taken to split their floor the same
+// way.
 const GraphGapShare = 0.40
 
 // kernelBusy is one replayed launch-bound kernel's time as a profiler
@@ -253,6 +241,160 @@ func (r *rig) kernelBackToBack(n int, d time.Duration) (time.Duration, error) {
 		}
 	}
 	return best / time.Duration(n), nil
+}
+
+// measureBox times the plan's host-to-device copies from pageable and from
+// pinned memory on the compute stream. It returns nil when the plan copies
+// nothing to the device.
+func (r *rig) measureBox() (*Box, error) {
+	var idx []int
+	var biggest, total int64
+	for i, c := range r.p.Step.Copies {
+		if c.Dir == timeline.CopyHtoD {
+			idx = append(idx, i)
+			biggest = max(biggest, c.Bytes)
+			total += c.Bytes
+		}
+	}
+	if len(idx) == 0 {
+		return nil, nil
+	}
+	ex := r.ex
+	pinned, err := ex.AllocPinned(biggest)
+	if err != nil {
+		return nil, err
+	}
+	defer ex.FreePinned(pinned)
+	pageable := make([]byte, biggest)
+	fill(pageable, 1)
+	fill(pinned, 2)
+	rate := func(src []byte, isPinned bool) (float64, error) {
+		var runs []int64
+		for range BoxReps {
+			var el time.Duration
+			for _, i := range idx {
+				n := r.p.Step.Copies[i].Bytes
+				t, err := ex.Record(r.compute)
+				if err != nil {
+					return 0, err
+				}
+				errCopy := ex.CopyHtoD(r.compute, r.dev[0][i], src[:n], isPinned)
+				u, errRec := ex.Record(r.compute)
+				if errCopy == nil && errRec == nil {
+					errCopy = ex.Sync(r.compute)
+				}
+				if errCopy == nil && errRec == nil {
+					var d time.Duration
+					d, errCopy = ex.Elapsed(t, u)
+					el += d
+				}
+				ex.Release(t)
+				if errRec == nil {
+					ex.Release(u)
+				}
+				if errCopy != nil {
+					return 0, errCopy
+				}
+				if errRec != nil {
+					return 0, errRec
+				}
+			}
+			runs = append(runs, el.Nanoseconds())
+		}
+		m := median(runs)
+		if m <= 0 {
+			return 0, fmt.Errorf("copies of %d bytes took no measurable time", total)
+		}
+		return float64(total) / float64(m), nil
+	}
+	b := &Box{Bytes: total}
+	if b.PageableGBps, err = rate(pageable, false); err != nil {
+		return nil, err
+	}
+	if b.PinnedGBps, err = rate(pinned, true); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// measure runs one variant and returns per-step wall and GPU times in ns.
+// Steps are synchronised every s.SyncEvery steps (every step when the loop
+// drains the queue each step); a step's wall time runs from the end of the
+// previous step to its own end, so the times of a group add up to the
+// group's wall time and their mean is the loop's throughput.
+func (r *rig) measure(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, err error) {
+	wall, gpu, _, err = r.measurePhases(ctx, s, o, tick)
+	return wall, gpu, err
+}
+
+// measurePhases is measure, with the mean time per measured step of each
+// phase of the main thread.
+func (r *rig) measurePhases(ctx context.Context, s Setup, o Options, tick func()) (wall, gpu []int64, phases map[string]int64, err error) {
+	l, err := newLoop(ctx, r, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer l.close()
+	if s.CopyStream {
+		if err := l.prefetch(0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	every := max(s.SyncEvery, 1)
+	var pending []stepWork
+	defer func() {
+		for i := range pending {
+			pending[i].release(r.ex)
+		}
+	}()
+	total := o.Warmup + o.Steps
+	last := time.Now()
+	for k := range total {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, nil, fmt.Errorf("interrupted: %w", err)
+		}
+		l.recording = k >= o.Warmup
+		l.lapAt = time.Now()
+		w, err := l.step(k)
+		l.lap(PhaseLaunch)
+		pending = append(pending, w)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		n := k + 1
+		if n > o.Warmup {
+			n -= o.Warmup
+		}
+		if n%every == 0 || k+1 == o.Warmup || k+1 == total {
+			if err := l.barrier(); err != nil {
+				return nil, nil, nil, err
+			}
+			l.lap(PhaseSync)
+			for i := range pending {
+				g, err := pending[i].gpu(r.ex)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				if pending[i].k >= o.Warmup {
+					gpu = append(gpu, g)
+				}
+			}
+			pending = pending[:0]
+		}
+		now := time.Now()
+		if k >= o.Warmup {
+			wall = append(wall, now.Sub(last).Nanoseconds())
+		}
+		last = now
+		tick()
+	}
+	if n := int64(len(wall)); n > 0 {
+		phases = map[string]int64{}
+		for k, d := range l.phases {
+			phases[k] = d.Nanoseconds() / n
+		}
+	}
+	return wall, gpu, phases, nil
 }
 
 // How calibrate builds a batch (buildOnce).
@@ -378,8 +520,7 @@ func unmapsOnMain(s Setup, st *Phases) bool {
 // tensor is freed. Neither profiler shows that munmap: the PyTorch profiler
 // records no OS calls, and nsys's OS runtime trace records only the calls a
 // library makes through libc's exported functions, not the one free()
-// makes inside glibc (the calibration's munmap pair: 64 MiB batches freed
-// each step, no munmap in the nsys trace). A reused batch never does.
+// makes inside glibc. A reused batch never does.
 func freshMain(st *Phases, c Copy) bool {
 	return st.Batches == BatchesMain && (st.Munmaps > 0 || c.Bytes >= MmapThreshold)
 }

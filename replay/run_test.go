@@ -346,7 +346,7 @@ func TestKernelsUnderTheFloor(t *testing.T) {
 	}
 	q := launchPlan()
 	q.Step = p.Step
-	box, err := Run(context.Background(), f, q, Options{Steps: 2, Warmup: 1})
+	box, m, err := Run(context.Background(), f, q, Options{Steps: 2, Warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestKernelsUnderTheFloor(t *testing.T) {
 	if empty != 3*50 {
 		t.Errorf("%d empty kernels launched, want 3 steps × 50", empty)
 	}
-	rep := NewResult(q, "fake", true, 2, box)
+	rep := NewResult(q, "fake", m, 2, box)
 	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "an empty kernel takes 1.20 µs here") }) {
 		t.Errorf("notes %q do not say the trace's kernels are under the floor", rep.Notes)
 	}
@@ -389,11 +389,15 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFake()
-	box, err := Run(context.Background(), f, p, Options{Steps: 3, Warmup: 1})
+	box, measured, err := Run(context.Background(), f, p, Options{Steps: 3, Warmup: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range p.Variants {
+	if len(measured) != len(p.Variants) {
+		t.Fatalf("%d measurements of %d variants", len(measured), len(p.Variants))
+	}
+	rep := NewResult(p, f.Device(), measured, 3, box)
+	for _, v := range rep.Variants {
 		if v.StepNSMedian <= 0 || v.StepNSMean <= 0 || v.GPUNSMedian <= 0 || v.GPUNSMean <= 0 || v.Speedup <= 0 ||
 			len(v.StepSamplesNS) != 3 || len(v.GPUSamplesNS) != 3 {
 			t.Errorf("%s not measured: %+v", v.Name, v.Measured)
@@ -402,20 +406,19 @@ func TestRunFillsVariantsAndRefusesHugePlans(t *testing.T) {
 			t.Errorf("%s mean %d of samples %v", v.Name, v.StepNSMean, v.StepSamplesNS)
 		}
 	}
-	if p.Variants[0].Speedup != 1 {
-		t.Errorf("observed speedup %v", p.Variants[0].Speedup)
+	if measured[0].Speedup != 1 {
+		t.Errorf("observed speedup %v", measured[0].Speedup)
 	}
 	// The box's bandwidths are the fake's: 6 GB/s pageable, 55 pinned.
 	if box == nil || box.Bytes != 1<<20 || box.PageableGBps < 5.5 || box.PageableGBps > 6.5 || box.PinnedGBps < 50 || box.PinnedGBps > 60 {
 		t.Errorf("box %+v", box)
 	}
-	rep := NewResult(p, f.Device(), true, 3, box)
 	if rep.Fidelity == nil || rep.Fidelity.Step <= 0 || rep.Fidelity.GPU <= 0 || rep.Box != box || rep.StepStat != "mean" {
 		t.Errorf("report %+v", rep)
 	}
 	small := newFake()
 	small.Free = 2 << 20
-	if _, err := Run(context.Background(), small, tiny(BatchesMain), Options{Steps: 1}); err == nil {
+	if _, _, err := Run(context.Background(), small, tiny(BatchesMain), Options{Steps: 1}); err == nil {
 		t.Error("a plan larger than half the free memory must be refused")
 	}
 	if err := p.Select("nope"); err == nil {
@@ -443,7 +446,7 @@ func TestSelectPlansObservedWhenMissing(t *testing.T) {
 func TestRunStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, newFake(), tiny(BatchesMain), Options{Steps: 2}); err == nil {
+	if _, _, err := Run(ctx, newFake(), tiny(BatchesMain), Options{Steps: 2}); err == nil {
 		t.Error("a cancelled run must stop with an error")
 	}
 }
@@ -457,7 +460,7 @@ func TestExecutorFailuresStopTheRun(t *testing.T) {
 		}
 		f := newFake()
 		f.FailOn = kind
-		if _, err := Run(context.Background(), f, p, Options{Steps: 2, Warmup: 1}); err == nil || !strings.Contains(err.Error(), kind) {
+		if _, _, err := Run(context.Background(), f, p, Options{Steps: 2, Warmup: 1}); err == nil || !strings.Contains(err.Error(), kind) {
 			t.Errorf("failing %s: %v", kind, err)
 		}
 		if n := f.LiveEvents(); n != 0 {

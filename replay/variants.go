@@ -7,9 +7,8 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/passes/dataloader"
-	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -43,18 +42,18 @@ const (
 	PinOnNone   = "none"   // nobody: the copies read pinned buffers filled once
 )
 
-// fix is one fix variant: what it changes in a setup, and the lowest
+// variantFix is one fix variant: what it changes in a setup, and the lowest
 // severity of its finding that plans it. The finding it verifies is not
 // written here: it is the analyzer whose VerifyWith names the variant
 // (FixFor), the one source of that link.
-type fix struct {
+type variantFix struct {
 	name  string
 	apply func(s *Setup, p *Plan)
 	min   analyze.Severity
 }
 
 // fixes are the fix variants in plan order.
-var fixes = []fix{
+var fixes = []variantFix{
 	{Pinned, func(s *Setup, p *Plan) { s.Pinned = true }, analyze.SeverityWarning},
 	{PinnedCopyStream, func(s *Setup, p *Plan) { s.Pinned, s.CopyStream = true, true }, analyze.SeverityWarning},
 	{PrefetchWorkers, func(s *Setup, p *Plan) { s.Workers, s.Feeders = p.prefetchWorkers(), 0 }, analyze.SeverityWarning},
@@ -65,15 +64,23 @@ var fixes = []fix{
 	{NoSync, func(s *Setup, p *Plan) { s.SyncEvery = SyncEvery }, analyze.SeverityInfo},
 }
 
-// FixFor is the ID of the finding that variant name verifies: the analyzer
-// of the default suite whose VerifyWith names it ("" for observed and all).
-func FixFor(name string) string {
-	for _, a := range suite.Default {
-		if slices.Contains(a.VerifyWith, name) && name != All {
-			return a.ID
+// FixFor is the ID of the finding that variant name verifies: the first
+// analyzer handed to Build whose VerifyWith names it ("" for observed and
+// all).
+func (p *Plan) FixFor(name string) string { return p.fixIDs[name] }
+
+// fixIDs maps each variant that analyzers verify, but all, to the first of
+// them whose VerifyWith names it.
+func fixIDs(analyzers []*analyze.Analyzer) map[string]string {
+	ids := map[string]string{}
+	for _, a := range analyzers {
+		for _, name := range a.VerifyWith {
+			if _, ok := ids[name]; !ok && name != All {
+				ids[name] = a.ID
+			}
 		}
 	}
-	return ""
+	return ids
 }
 
 // Names lists every variant name in plan order.
@@ -114,8 +121,8 @@ type Setup struct {
 	SyncEvery int `json:"sync_every"`
 }
 
-// Variant is one way of running the step. The measured fields are set by
-// a run, absent in dry runs.
+// Variant is one way of running the step, as planned: what a run measures
+// of it is the result's (VariantResult).
 type Variant struct {
 	Name string `json:"name"`
 	// FixFor is the finding the variant fixes (nil for observed and all).
@@ -123,7 +130,6 @@ type Variant struct {
 	Plan   Setup   `json:"plan"`
 	// PredictedSpeedup is the analyzer's estimate for the fix.
 	PredictedSpeedup float64 `json:"predicted_speedup"`
-	Measured
 }
 
 // observedSetup is the loop as the trace shows it.
@@ -177,7 +183,7 @@ func normalize(s Setup, p *Plan) Setup {
 // without a prediction.
 func fixVariant(name string, p *Plan) Variant {
 	v := Variant{Name: name, Plan: observedSetup(p)}
-	if id := FixFor(name); id != "" {
+	if id := p.FixFor(name); id != "" {
 		v.FixFor = &id
 	}
 	for _, f := range fixes {
@@ -193,8 +199,9 @@ func fixVariant(name string, p *Plan) Variant {
 // (at warning or above, or any severity for launch-bound and sync-api),
 // and all when there is more than one fix.
 func variants(r *audit.Analysis, p *Plan) []Variant {
-	if f := findingOf(r, dataloader.Analyzer.ID, analyze.SeverityWarning); f != nil {
-		if d, ok := dataloader.DetailOf(f); ok && d.Workers > 0 {
+	if f := findingOf(r, p.FixFor(PrefetchWorkers), analyze.SeverityWarning); f != nil {
+		var d fix.DataLoader
+		if analyze.DecodeDetail(f, &d) && d.Workers > 0 {
 			p.workers = d.Workers // the count the finding recommends
 		}
 	}
@@ -202,7 +209,7 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 	all := observedSetup(p)
 	var planned []*analyze.Finding
 	for _, f := range fixes {
-		fd := findingOf(r, FixFor(f.name), f.min)
+		fd := findingOf(r, p.FixFor(f.name), f.min)
 		if fd == nil {
 			continue
 		}
@@ -213,7 +220,7 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 		planned = append(planned, fd)
 	}
 	if len(planned) > 1 {
-		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, all, planned)})
+		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, p, all, planned)})
 	}
 	return out
 }
@@ -222,7 +229,7 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 // split: prefetching removes the data bucket, pinned copies the copy
 // bucket, reusing buffers the os bucket; a CUDA graph and dropping the
 // syncs remove what their findings counted (other-bucket time).
-func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 {
+func predictAll(r *audit.Analysis, p *Plan, s Setup, planned []*analyze.Finding) float64 {
 	b := r.Steps.BreakdownNS
 	step := b[index.Compute] + b[index.Copy] + b[index.Sync] + b[index.OS] + b[index.Data] + b[index.Other]
 	saved := int64(0)
@@ -237,7 +244,7 @@ func predictAll(r *audit.Analysis, s Setup, planned []*analyze.Finding) float64 
 	}
 	var other int64
 	for _, f := range planned {
-		if id := f.ID; id == FixFor(CUDAGraph) || id == FixFor(NoSync) {
+		if id := f.ID; id == p.FixFor(CUDAGraph) || id == p.FixFor(NoSync) {
 			other += f.WastedNS
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -65,7 +66,7 @@ func FuzzRenderers(f *testing.F) {
 		if tl == nil {
 			return
 		}
-		r, err := audit.Run(tl, analyze.DefaultConfig())
+		r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
 		if err != nil {
 			t.Fatal(err)
 		}

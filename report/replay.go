@@ -93,7 +93,7 @@ func setupText(s replay.Setup) string {
 	return strings.Join(p, ", ")
 }
 
-func fixFor(v replay.Variant) string {
+func fixFor(v replay.VariantResult) string {
 	if v.FixFor == nil {
 		return "-"
 	}

@@ -21,14 +21,16 @@ func measuredReport() *replay.Result {
 		Step: replay.Phases{DataNS: 100_000, ComputeNS: 400_000, OtherNS: 500_000, Sync: true, Batches: replay.BatchesReused,
 			Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
 		Variants: []replay.Variant{
-			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1,
-				Measured: replay.Measured{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
-					StepSamplesNS: []int64{21_000_000, 21_000_000}, GPUSamplesNS: []int64{19_000_000, 19_000_000}}},
-			{Name: replay.Pinned, FixFor: &fix, Plan: replay.Setup{Pinned: true, PinOn: replay.PinOnMain, SyncEvery: 1}, PredictedSpeedup: 5,
-				Measured: replay.Measured{StepNSMean: 25_000_000, StepNSMedian: 24_000_000, GPUNSMean: 3_000_000, Speedup: 0.84,
-					Note: "this fix costs more than it saves here: 0.84x, the step takes 19 % longer than observed"}},
+			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1},
+			{Name: replay.Pinned, FixFor: &fix, Plan: replay.Setup{Pinned: true, PinOn: replay.PinOnMain, SyncEvery: 1}, PredictedSpeedup: 5},
 		}}
-	return replay.NewResult(p, "fake GPU", true, 2, &replay.Box{PageableGBps: 9, PinnedGBps: 54, Bytes: 120_000_000})
+	measured := []replay.Measured{
+		{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
+			StepSamplesNS: []int64{21_000_000, 21_000_000}, GPUSamplesNS: []int64{19_000_000, 19_000_000}},
+		{StepNSMean: 25_000_000, StepNSMedian: 24_000_000, GPUNSMean: 3_000_000, Speedup: 0.84,
+			Note: "this fix costs more than it saves here: 0.84x, the step takes 19 % longer than observed"},
+	}
+	return replay.NewResult(p, "fake GPU", measured, 2, &replay.Box{PageableGBps: 9, PinnedGBps: 54, Bytes: 120_000_000})
 }
 
 func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
@@ -111,7 +113,7 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 		Step:     replay.Phases{OtherNS: 500_000, ComputeNS: 700_000},
 		Profiler: &replay.Profiler{EventNS: 1500, Source: "--profiler-cost 1.5us", DataEvents: 0, IdleEvents: 1600, RemovedNS: 2_400_000},
 		Variants: []replay.Variant{{Name: replay.Observed, PredictedSpeedup: 1}}}
-	r := replay.NewResult(p, "", false, 0, nil)
+	r := replay.NewResult(p, "", nil, 0, nil)
 	for _, f := range []Format{Text, Markdown, HTML} {
 		var b bytes.Buffer
 		if err := Render(&b, f, r, Options{}); err != nil {
@@ -127,7 +129,7 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 	// where the trace records too few events): the share, not a cost per
 	// event.
 	p.Profiler = &replay.Profiler{Source: "from --unprofiled-step 6.60 ms", RemovedNS: 2_400_000, HostShare: 0.3, UnprofiledStepNS: 6_600_000}
-	r = replay.NewResult(p, "", false, 0, nil)
+	r = replay.NewResult(p, "", nil, 0, nil)
 	for _, f := range []Format{Text, Markdown, HTML} {
 		var b bytes.Buffer
 		if err := Render(&b, f, r, Options{}); err != nil {
@@ -149,7 +151,7 @@ func TestReplayDryRunNotes(t *testing.T) {
 		Variants: []replay.Variant{{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1}}}
 	for _, given := range []int64{0, 30_000_000} {
 		p.GivenStepNS = given
-		r := replay.NewResult(p, "", false, 0, nil)
+		r := replay.NewResult(p, "", nil, 0, nil)
 		for _, f := range []Format{Text, Markdown, HTML} {
 			var b bytes.Buffer
 			if err := Render(&b, f, r, Options{}); err != nil {

@@ -1,5 +1,5 @@
-// Package audit runs the analyzer suite on a timeline and assembles the
-// analyze JSON contract of design.md: the window, the steps and their
+// Package audit runs the analyzers it is given on a timeline and assembles
+// the analyze JSON contract of design.md: the window, the steps and their
 // two-clock split, GPU busy shares, a verdict, the findings and what the
 // input could not show.
 package audit
@@ -11,7 +11,6 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -108,12 +107,8 @@ type GPU struct {
 	BusyShare     float64 `json:"busy_share"`
 }
 
-// Run analyzes tl with the default suite.
-func Run(tl *timeline.Timeline, cfg *analyze.Config) (*Analysis, error) {
-	return RunWith(tl, cfg, suite.Default)
-}
-
-// RunWith analyzes tl with the given analyzers.
+// RunWith analyzes tl with the given analyzers (the application layer
+// hands it the suite, analyze/suite.Default).
 func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.Analyzer) (*Analysis, error) {
 	if cfg == nil {
 		cfg = analyze.DefaultConfig()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -16,7 +17,7 @@ const ms, us = tt.Ms, tt.Us
 
 func run(t *testing.T, tl *timeline.Timeline) *Analysis {
 	t.Helper()
-	r, err := Run(tl, analyze.DefaultConfig())
+	r, err := RunWith(tl, analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

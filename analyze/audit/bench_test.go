@@ -5,6 +5,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
@@ -23,7 +24,7 @@ func BenchmarkRun(b *testing.B) {
 			b.ReportAllocs()
 			b.ReportMetric(float64(len(tl.Events)), "events")
 			for b.Loop() {
-				if _, err := audit.Run(tl, cfg); err != nil {
+				if _, err := audit.RunWith(tl, cfg, suite.Default); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -27,7 +28,7 @@ func loop(t *testing.T, gpu string, kernels ...string) *audit.Analysis {
 			b.Launch(h, s, name, c, c+5*tt.Us, c+10*tt.Us, c+900*tt.Us)
 		}
 	}
-	r, err := audit.Run(b.Build(t), analyze.DefaultConfig())
+	r, err := audit.RunWith(b.Build(t), analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

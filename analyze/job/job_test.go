@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/timeline"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
@@ -49,7 +50,7 @@ func rankSteps(t *testing.T, r int, late func(r, step int) int64, offset int64, 
 		b.Collective(h, nccl, timeline.Collective{Op: "allreduce", Bytes: 64 << 20, Group: "0", GroupSize: 2, DType: "Float", Seq: -1},
 			t0+d+30*ms, t0+d+30*ms+5*us, t0+d+30*ms+20*us, t0+last+2*ms)
 	}
-	rep, err := audit.Run(b.Build(t), analyze.DefaultConfig())
+	rep, err := audit.RunWith(b.Build(t), analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -214,13 +214,10 @@ func (d *Driver) bindAll() error {
 
 // bindHot rebinds the calls a replayed step makes many times (every
 // method's cuCtxSetCurrent, the launches, the events) to call the driver
-// through purego.SyscallN. purego.RegisterFunc's functions go through
-// reflect.MakeFunc, which boxes every argument: measured here (go test
-// -bench, libc's labs) 727 ns a call with cuLaunchKernel's 11 arguments
-// against 130 ns through SyscallN; on the calibration's H200 host a spin
-// launch through RegisterFunc took 6.6 µs of host time, 5.7 µs of it with
-// the context made current once, where PyTorch's eager loop of the
-// launch-bound pair spent 6.5-9.3 µs per operator in all.
+// through purego.SyscallN: purego.RegisterFunc's functions go through
+// reflect.MakeFunc, which boxes every argument, so that a call costs
+// several times one through SyscallN and a launch nearly what PyTorch's
+// eager loop spends on a whole operator.
 func (d *Driver) bindHot() error {
 	var set, launch, record, wait uintptr
 	for _, s := range []struct {

@@ -67,12 +67,9 @@ func TestGPUPageableSources(t *testing.T) {
 // bandwidth is its own and stays so can be read off. It checks that every
 // copy ran and that the thread gets its CPUs back.
 //
-// On the calibration's H200 host (16 vCPUs, one NUMA node as the guest
-// sees it) it is neither: in one process the CPUs ran 5.0-7.3 GB/s with
-// no CPU keeping its rank from pass to pass, and two minutes later
-// 7.1-12.1 GB/s. So the replay does not choose its CPU by it: the box's
-// pageable bandwidth drifts with time on such a host, and the report sets
-// it beside the trace's.
+// The replay does not choose its CPU by it: on a virtualised host a CPU's
+// bandwidth need not be its own nor stay so, and the report sets the box's
+// pageable bandwidth beside the trace's instead.
 func TestGPUPageableByCPU(t *testing.T) {
 	c := gpu(t)
 	runtime.LockOSThread()

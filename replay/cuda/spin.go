@@ -92,9 +92,8 @@ func (c *Context) SpinGrid() int { return SpinBlocksPerSM * max(c.sms, 1) }
 // launch-bound step (the launch-bound analyzer's are under 20 µs each):
 // one after another on one stream, how many SMs each occupies does not
 // change when the next one starts, but dispatching and draining 2 blocks
-// per SM costs about a microsecond per kernel. Run 1 of the calibration
-// measured 2.1 µs per full-grid Spin(930 ns) back to back in a CUDA graph,
-// where PyTorch's own 0.93 µs kernels took 1.2 µs each in theirs.
+// per SM costs about a microsecond per kernel, which the trace's short
+// kernels do not pay.
 const ShortSpin = 20 * time.Microsecond
 
 // spinBlocks is the spin kernel's grid for a kernel of d on a device
@@ -122,9 +121,8 @@ func (c *Context) Spin(s *Stream, d time.Duration) error { return c.spinOn(s, d,
 // thread, with the context made current once, and calls between(i) after
 // the i-th is queued (nil: nothing): the launch-bound kernels of a
 // replayed step, at the pace between keeps (Context.LaunchEach). Queuing
-// each with Spin would make the context current again for every kernel:
-// on the calibration's H200 host a launch took 4.1 µs of host time
-// through Spin and 3.6 µs through SpinEach (BenchmarkGPULaunch).
+// each with Spin would make the context current again for every kernel,
+// adding host time to every launch (BenchmarkGPULaunch compares the two).
 func (c *Context) SpinEach(s *Stream, d time.Duration, n int, between func(i int)) error {
 	return c.spinEach(s, d, 0, n, between)
 }

@@ -41,19 +41,20 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// run replays the named variants of a hand-made plan and returns the plan
-// with its measurements.
-func run(t *testing.T, ex *Executor, st replay.Phases, variants string) (*replay.Plan, *replay.Box) {
+// run replays the named variants of a hand-made plan and returns the
+// result, the variants with their measurements.
+func run(t *testing.T, ex *Executor, st replay.Phases, variants string) (*replay.Result, *replay.Box) {
 	t.Helper()
 	p := &replay.Plan{File: "synthetic", ObservedStepNS: 1, ObservedStepMeanNS: 1, ObservedGPUNS: 1, Step: st}
 	must(t, p.Select(variants)) // observed, as the step shows it, and the variants
-	box, err := replay.Run(context.Background(), ex, p, replay.Options{Steps: 10, Warmup: 2})
+	box, measured, err := replay.Run(context.Background(), ex, p, replay.Options{Steps: 10, Warmup: 2})
 	must(t, err)
-	for _, v := range p.Variants {
+	r := replay.NewResult(p, ex.Device(), measured, 10, box)
+	for _, v := range r.Variants {
 		t.Logf("%-20s mean %v median %v GPU %v speedup %.2fx %s", v.Name, time.Duration(v.StepNSMean), time.Duration(v.StepNSMedian),
 			time.Duration(v.GPUNSMean), v.Speedup, v.Note)
 	}
-	return p, box
+	return r, box
 }
 
 func TestGPUExecutorGraphAndWaits(t *testing.T) {
@@ -92,8 +93,8 @@ func TestGPUExecutorGraphAndWaits(t *testing.T) {
 func TestGPUReplayCUDAGraph(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 200, KernelNS: 5_000, IntervalNS: 30_000}
-	p, _ := run(t, ex, replay.Phases{ComputeNS: 200*5_000 + 500_000, Sync: true, Launches: l}, "cuda-graph")
-	obs, g := p.Variants[0], p.Variants[1]
+	r, _ := run(t, ex, replay.Phases{ComputeNS: 200*5_000 + 500_000, Sync: true, Launches: l}, "cuda-graph")
+	obs, g := r.Variants[0], r.Variants[1]
 	if obs.StepNSMean < 6_000_000 {
 		t.Errorf("observed step %v, less than 200 launches 30 µs apart", time.Duration(obs.StepNSMean))
 	}
@@ -107,8 +108,8 @@ func TestGPUReplayCUDAGraph(t *testing.T) {
 // host work overlaps the previous step's compute.
 func TestGPUReplayNoSync(t *testing.T) {
 	ex := gpu(t)
-	p, _ := run(t, ex, replay.Phases{ComputeNS: 5_000_000, OtherNS: 5_000_000, Sync: true}, "no-sync")
-	obs, ns := p.Variants[0], p.Variants[1]
+	r, _ := run(t, ex, replay.Phases{ComputeNS: 5_000_000, OtherNS: 5_000_000, Sync: true}, "no-sync")
+	obs, ns := r.Variants[0], r.Variants[1]
 	if obs.StepNSMean < 9_500_000 {
 		t.Errorf("observed step %v, want about 10 ms", time.Duration(obs.StepNSMean))
 	}
@@ -123,7 +124,7 @@ func TestGPUReplayCopies(t *testing.T) {
 	ex := gpu(t)
 	st := replay.Phases{ComputeNS: 1_000_000, Sync: true, Batches: replay.BatchesReused, OSObserved: true,
 		Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 64 << 20, Pageable: true, ObservedNS: 10_000_000}}}
-	p, box := run(t, ex, st, "pinned")
+	r, box := run(t, ex, st, "pinned")
 	if box == nil {
 		t.Fatal("no box bandwidth")
 	}
@@ -131,26 +132,25 @@ func TestGPUReplayCopies(t *testing.T) {
 	if box.PinnedGBps < 2*box.PageableGBps || box.Bytes != 64<<20 {
 		t.Errorf("box %+v: pinned copies should run well above pageable ones", box)
 	}
-	if v := p.Variants[1]; v.Speedup < 1.2 || v.Plan.PinOn != replay.PinOnNone {
+	if v := r.Variants[1]; v.Speedup < 1.2 || v.Plan.PinOn != replay.PinOnNone {
 		t.Errorf("pinned %+v: speedup %.2fx", v.Plan, v.Speedup)
 	}
 }
 
-// TestGPUKernelFloor: the calibration pair's launch-bound step, 800
-// kernels of 935 ns launched every 10 µs. Each replayed kernel spins for
-// 935 ns less the floor (an empty kernel back to back, measured first), so
-// it takes less back to back than the floor plus the whole 935 ns (run 2:
-// 1.62 µs against PyTorch's 1.20 µs); the log gives the graph's step for
-// the README (PyTorch's graph of those kernels: 0.96 ms on an H200).
+// TestGPUKernelFloor: a launch-bound step of 800 kernels of 935 ns
+// launched every 10 µs. Each replayed kernel spins for 935 ns less the
+// floor (an empty kernel back to back, measured first), so it takes less
+// back to back than the floor plus the whole 935 ns; the log gives the
+// graph's step for the README.
 func TestGPUKernelFloor(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
-	p, box := run(t, ex, replay.Phases{ComputeNS: 800 * 935, Launches: l}, "cuda-graph")
+	r, box := run(t, ex, replay.Phases{ComputeNS: 800 * 935, Launches: l}, "cuda-graph")
 	if box == nil || box.KernelFloorNS <= 0 || box.KernelNS <= 0 {
 		t.Fatalf("box %+v: no kernel floor or kernel time", box)
 	}
 	t.Logf("kernel floor %v, replayed 935 ns kernel %v back to back; cuda-graph GPU %v per step",
-		time.Duration(box.KernelFloorNS), time.Duration(box.KernelNS), time.Duration(p.Variants[1].GPUNSMean))
+		time.Duration(box.KernelFloorNS), time.Duration(box.KernelNS), time.Duration(r.Variants[1].GPUNSMean))
 	if box.KernelNS >= l.KernelNS+box.KernelFloorNS {
 		t.Errorf("a replayed kernel takes %v back to back, not less than the floor %v plus the trace's %v",
 			time.Duration(box.KernelNS), time.Duration(box.KernelFloorNS), time.Duration(l.KernelNS))

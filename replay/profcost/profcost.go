@@ -7,30 +7,19 @@
 // Python and PyTorch: two loops of small ops timed on the host without the
 // profiler, then recorded under it, each run in a range of its own; the
 // cost per event is (the run's length in the exported trace - its length
-// without the profiler) / the host events recorded in it. Two things
-// measured on the calibration's H200 box (torch 2.11) shape it:
+// without the profiler) / the host events recorded in it. The unprofiled
+// loops run first, because a process keeps part of the profiler's cost
+// after a session ends; a run's length is the trace's, not the wall
+// clock's, because that is what a trace's phases hold.
 //
-//   - the unprofiled loops run first: after a profiler session ends, the
-//     process keeps part of its cost (800 launches a step: 5.72 ms before
-//     any session, 10.97 ms after one, in the same process);
-//   - the trace's length of a run, not its wall-clock length, is what a
-//     trace's phases hold: the same loop took 12.3-16 ms a step by the
-//     wall clock under the profiler, while a trace of it showed 8.7 ms.
-//
-// One cost per event, whatever the event: the probe's two loops apart, in
-// five processes on that box, gave 0.75 to 1.55 µs per CPU operator and
-// 3.1 to 6.2 µs per CUDA runtime call (launches), but a cost per class
-// would not have been closer to the traced processes, whose own cost moved
-// as much: the calibration's launch-bound loop (one operator and one
-// launch each op) cost 2.2 µs an op in one traced process and 4.9 µs in
-// another, against 4.1 µs from the classes. The spread between processes
-// is what Measure reports (RoundsNS) and the replay carries into its notes.
+// One cost per event, whatever the event: a cost per class of event would
+// come no closer to the traced processes, whose own cost varies as much
+// between processes. That spread is what Measure reports (RoundsNS) and
+// the replay carries into its notes.
 //
 // Nsight Systems is not measured: its cost falls on calls it intercepts
-// whether or not it records them (on the same box, 3.0 µs more per CUDA
-// launch with --trace=cuda, and 0.35 µs more per CPU operator that
-// records nothing; with osrt 3.6 µs more per CPU operator), so it is not
-// a cost per event of the trace.
+// whether or not it records them, so it is not a cost per event of the
+// trace.
 package profcost
 
 import (
@@ -106,11 +95,9 @@ func median(ns []int64) int64 {
 	return s[(len(s)-1)/2]
 }
 
-// Processes is how many processes Measure runs the probe in. The same
-// probe measured 0.90 to 3.32 µs an event in nine replay processes on one
-// H200 box within six minutes (calibration run 6), and 2.48 to 2.53 µs in
-// the five rounds of one process: most of the spread is between
-// processes.
+// Processes is how many processes Measure runs the probe in: most of the
+// spread of the cost per event is between processes, not between the
+// rounds of one.
 const Processes = 3
 
 // measureOnce runs the probe in one process.
@@ -163,10 +150,9 @@ func Parse(out []byte) (Cost, error) {
 		c.RoundsNS = append(c.RoundsNS, int64(math.Round(r)))
 	}
 	// A process can measure nothing, or less than nothing: its loops ran
-	// slower unprofiled than under the profiler (calibration run 8: rounds
-	// of -109 to -24 ns an event in one process of three). That is the
-	// spread between processes, which Measure keeps; only a median of
-	// nothing is no measurement.
+	// slower unprofiled than under the profiler. That is the spread between
+	// processes, which Measure keeps; only a median of nothing is no
+	// measurement.
 	c.EventNS = median(c.RoundsNS)
 	return c, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
 )
 
@@ -47,7 +48,7 @@ func inputBound(t *testing.T) *audit.Analysis {
 	for i := 1; i < 4; i++ {
 		step(i, 60*ms+int64(i)*100*ms, 100*ms)
 	}
-	r, err := audit.Run(b.Build(t), analyze.DefaultConfig())
+	r, err := audit.RunWith(b.Build(t), analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestTimelineMergesSubPixelEvents(t *testing.T) {
 			b.Launch(h, s, "tiny", ks-2*us, ks-1*us, ks, ks+2*us)
 		}
 	}
-	r, err := audit.Run(b.Build(t), analyze.DefaultConfig())
+	r, err := audit.RunWith(b.Build(t), analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

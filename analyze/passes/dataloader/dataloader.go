@@ -4,10 +4,10 @@ package dataloader
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -54,10 +54,10 @@ func observable(p *analyze.Pass) (bool, string) {
 	return false, "no range on the main thread names data loading (DataLoader __next__, or a range matching --data-range): wrap batch loading in a named range (torch.profiler.record_function or NVTX) or pass --data-range"
 }
 
-// Detail is the typed form of a dataloader-wait finding's detail map.
+// Detail is the typed form of a dataloader-wait finding's detail map: its
+// typed fix (Workers) and the figures it was sized from.
 type Detail struct {
-	// Workers is the recommended total of DataLoader workers.
-	Workers int `detail:"workers"`
+	fix.DataLoader
 	// DataNSPerStep is the data bucket per steady step, in nanoseconds.
 	DataNSPerStep int64 `detail:"data_ns_per_step"`
 	// StepNS is the mean steady step, in nanoseconds.
@@ -126,7 +126,7 @@ func run(p *analyze.Pass) (any, error) {
 		running, tBatch = period, int64(period)*stepNS
 		multi = true
 	}
-	workers := WorkersFor(tBatch, per, stepNS)
+	workers := fix.WorkersFor(tBatch, per, stepNS)
 	if running > 0 {
 		workers = max(workers, running+1)
 	}
@@ -138,7 +138,7 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: enough producers hide the whole wait",
 		Evidence:         evidence.Evidence(),
-		Detail: analyze.DetailMap(Detail{Workers: workers, DataNSPerStep: per, StepNS: stepNS,
+		Detail: analyze.DetailMap(Detail{DataLoader: fix.DataLoader{Workers: workers}, DataNSPerStep: per, StepNS: stepNS,
 			BatchNS: tBatch, RunningWorkers: running}),
 		OneOff: oneOff,
 	}
@@ -240,19 +240,4 @@ func StallPeriod(waits []int64) (w int, exact bool) {
 		return 0, false
 	}
 	return d, true
-}
-
-// Workers is design.md's worker count when the main thread builds each
-// batch itself (t_batch = t_data): WorkersFor(tData, tData, tStep).
-func Workers(tData, tStep int64) int { return WorkersFor(tData, tData, tStep) }
-
-// WorkersFor is design.md's worker count for batches that take tBatch to
-// build, with a data wait of tData per step of tStep nanoseconds:
-// ceil(tBatch / max(tStep - tData, tStep / 20)) + 1.
-func WorkersFor(tBatch, tData, tStep int64) int {
-	if tBatch <= 0 || tStep <= 0 {
-		return 1
-	}
-	rest := max(float64(tStep-tData), float64(tStep)/20)
-	return int(math.Ceil(float64(tBatch)/rest)) + 1
 }

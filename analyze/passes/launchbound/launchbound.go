@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/hugepage"
@@ -58,28 +59,16 @@ replayed from a CUDA graph. Cost: O(n log n).`,
 	Run: run,
 }
 
-// Detail is the typed form of a launch-bound finding's detail map: what the
-// replay needs to launch the same kernels at the same pace.
+// Detail is the typed form of a launch-bound finding's detail map: its
+// typed fix (what the replay needs to launch the same kernels at the same
+// pace) and the figures beside it.
 type Detail struct {
-	// KernelsPerStep is the number of individually launched kernels per
-	// steady step.
-	KernelsPerStep int `detail:"kernels_per_step"`
-	// MedianKernelNS is their median duration.
+	fix.Launches
+	// MedianKernelNS is the individually launched kernels' median
+	// duration.
 	MedianKernelNS int64 `detail:"median_kernel_ns"`
 	// LaunchGaps is the number of idle gaps counted.
 	LaunchGaps int `detail:"launch_gaps"`
-	// KernelNSPerStep is their summed duration per steady step.
-	KernelNSPerStep int64 `detail:"kernel_ns_per_step"`
-	// LaunchIntervalNS is the host's time per launch: the median time from
-	// one launch call's start to the next one's.
-	LaunchIntervalNS int64 `detail:"launch_interval_ns"`
-	// LaunchIntervalMeanNS is the host's mean time per launch within runs
-	// of launches: the mean of the same intervals, those up to
-	// IntervalTailX times the median (longer ones, between steps or
-	// around other host work, are not the launches' pace). Where some
-	// launches are slow (a garbage collection, a slow dispatch), it holds
-	// them, which the median does not, and a CUDA graph removes them too.
-	LaunchIntervalMeanNS int64 `detail:"launch_interval_mean_ns"`
 	// LaunchCallNS is the median duration of the launch calls themselves.
 	LaunchCallNS int64 `detail:"launch_call_ns"`
 	// GraphKernels counts the steady kernels replayed from CUDA graphs
@@ -214,18 +203,19 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, residual, share),
 		Bound:            fmt.Sprintf("kernels replayed from a CUDA graph still leave about %s between them: %s per step stays", units.Dur(GraphGapNS), units.Dur(min(residual, per))),
 		Evidence:         evidence.Evidence(),
-		Detail: analyze.DetailMap(Detail{KernelsPerStep: len(ks) / steps, MedianKernelNS: med, LaunchGaps: gaps,
-			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: intervalMed, LaunchIntervalMeanNS: intervalMean, LaunchCallNS: callMed,
+		Detail: analyze.DetailMap(Detail{Launches: fix.Launches{KernelsPerStep: len(ks) / steps,
+			KernelNSPerStep: kernelNS / int64(steps), LaunchIntervalNS: intervalMed, LaunchIntervalMeanNS: intervalMean},
+			MedianKernelNS: med, LaunchGaps: gaps, LaunchCallNS: callMed,
 			GraphKernels: graph, ShareOfIdle: float64(per) / float64(max(idle, 1))}),
 	}
-	f.Fix, f.Code = fix(advice.Of(ix), graph > 0)
+	f.Fix, f.Code = fixText(advice.Of(ix), graph > 0)
 	p.AddFinding(f)
 	return nil, nil
 }
 
-// fix writes the advice; graphs says the step already replays CUDA graphs
+// fixText writes the advice; graphs says the step already replays CUDA graphs
 // for some of its kernels.
-func fix(prog advice.Program, graphs bool) (fix, code string) {
+func fixText(prog advice.Program, graphs bool) (fix, code string) {
 	fix = "The kernels are shorter than it takes the host to launch them, so the GPU drains its queue and waits. "
 	if graphs {
 		fix += "The step already replays CUDA graphs; the kernels launched one by one outside them are what the GPU waits for: " +

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
@@ -50,10 +51,10 @@ Cost: O(n log n).`,
 	Run: run,
 }
 
-// Detail is the typed form of a munmap-stall finding's detail map.
+// Detail is the typed form of a munmap-stall finding's detail map: its
+// typed fix (CallsPerStep) and the calls' mean duration.
 type Detail struct {
-	// CallsPerStep is the number of munmap-like calls per steady step.
-	CallsPerStep float64 `detail:"calls_per_step"`
+	fix.Munmap
 	// MeanCallNS is their mean duration in nanoseconds.
 	MeanCallNS int64 `detail:"mean_call_ns"`
 }
@@ -158,7 +159,7 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: buffers allocated once are never unmapped",
 		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:           analyze.DetailMap(Detail{CallsPerStep: callsPerStep, MeanCallNS: meanNS}),
+		Detail:           analyze.DetailMap(Detail{Munmap: fix.Munmap{CallsPerStep: callsPerStep}, MeanCallNS: meanNS}),
 		Fix: "Each step frees large pageable host buffers (the batch, or the pinned-memory thread's staging copies) and glibc " +
 			"returns them to the OS with munmap, which the launching thread waits for. Allocate batch buffers once and reuse them " +
 			"(a preallocated pinned buffer that each batch is copied into). For buffers under 32 MiB, glibc's mmap threshold " +

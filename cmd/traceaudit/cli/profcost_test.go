@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/ingest/chrome"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
@@ -20,11 +21,11 @@ func chromePlan(t *testing.T) *replay.Plan {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := audit.Run(tl, nil)
+	r, err := audit.RunWith(tl, nil, suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := replay.Build(r)
+	p, err := replay.Build(r, suite.Default)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/driver"
 	"github.com/traceaudit/traceaudit/internal/progress"
 	"github.com/traceaudit/traceaudit/replay"
@@ -138,11 +139,11 @@ func replayRun(opts *ReplayOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := audit.Run(tl, opts.Config)
+	r, err := audit.RunWith(tl, opts.Config, suite.Default)
 	if err != nil {
 		return err
 	}
-	p, err := replay.Build(r)
+	p, err := replay.Build(r, suite.Default)
 	if err != nil {
 		return fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
@@ -162,7 +163,7 @@ func replayRun(opts *ReplayOptions) error {
 	}
 	var rep *replay.Result
 	if opts.DryRun {
-		rep = replay.NewResult(p, "", false, 0, nil)
+		rep = replay.NewResult(p, "", nil, 0, nil)
 	} else {
 		if rep, err = runReplay(opts, p); err != nil {
 			return err
@@ -238,10 +239,10 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Result, error) {
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
-	box, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
+	box, measured, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
 		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
 	}
-	return replay.NewResult(p, ex.Device(), true, opts.Steps, box), nil
+	return replay.NewResult(p, ex.Device(), measured, opts.Steps, box), nil
 }

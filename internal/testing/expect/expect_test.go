@@ -11,6 +11,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
@@ -113,7 +114,7 @@ func TestExpectations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := audit.Run(tl, analyze.DefaultConfig())
+			r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
 			if err != nil {
 				t.Fatal(err)
 			}

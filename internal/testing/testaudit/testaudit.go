@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/ingest"
 )
 
@@ -20,7 +21,7 @@ func File(t testing.TB, path string) *audit.Analysis {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := audit.Run(tl, analyze.DefaultConfig())
+	r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
