@@ -2,13 +2,35 @@ package report
 
 import (
 	"fmt"
-	"github.com/traceaudit/traceaudit/analyze/job"
 	"path/filepath"
 	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze/job"
 
 	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
+
+// ForDiff is the document of a comparison of two traces: text, Markdown,
+// JSON and HTML; its report folder shows the step split before and after.
+func ForDiff(d *compare.Diff) *Document {
+	return &Document{value: d, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { diffText(p, d) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { diffMarkdown(p, d, o) }),
+		JSON:     asJSON(d),
+		HTML:     asHTML(func() htmlPage { return diffHTML(d) }),
+	}, plots: func(p Plotter) error { return p.StepsDiff(d.Before, d.After) }}
+}
+
+// ForJobDiff is the document of a comparison of two jobs: text, Markdown
+// and JSON, which its report folder holds without plots.
+func ForJobDiff(d *compare.JobDiff) *Document {
+	return &Document{value: d, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { jobDiffText(p, d) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { jobDiffMarkdown(p, d, o) }),
+		JSON:     asJSON(d),
+	}, plots: noPlots}
+}
 
 func sideText(s compare.Side) string {
 	if s.Severity == 0 {

@@ -76,22 +76,9 @@ type htmlPlot struct {
 
 type htmlNote struct{ ID, Text string }
 
-// renderHTML writes the HTML report of an analyze, diff, replay or job
-// document, with Options.Plots inline.
-func renderHTML(w io.Writer, doc any, o Options) error {
-	var pg htmlPage
-	switch d := doc.(type) {
-	case *audit.Analysis:
-		pg = analyzeHTML(d)
-	case *compare.Diff:
-		pg = diffHTML(d)
-	case *replay.Result:
-		pg = replayHTML(d)
-	case *job.Analysis:
-		pg = jobHTML(d)
-	default:
-		return unsupported(HTML, doc)
-	}
+// writePage writes the HTML report of a page, with Options.Plots inline
+// and the command line that produced it.
+func writePage(w io.Writer, pg htmlPage, o Options) error {
 	pg.Command, pg.Tool = termSafe(o.Command), version.Tool()
 	for _, p := range o.Plots {
 		svg, err := inlineSVG(p.SVG)

@@ -11,6 +11,29 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
+// ForJob is the document of the ranks of one job analysed together: text,
+// Markdown, JSON and HTML; its report folder shows where each rank's step
+// goes.
+func ForJob(j *job.Analysis) *Document {
+	return &Document{value: j, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { jobText(p, j) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { jobMarkdown(p, j, o) }),
+		JSON:     asJSON(j),
+		HTML:     asHTML(func() htmlPage { return jobHTML(j) }),
+	}, plots: func(p Plotter) error { return p.Ranks(j) }}
+}
+
+// ForBatch is the document of several unrelated traces, each analysed
+// alone: text, Markdown and JSON, which its report folder holds without
+// plots.
+func ForBatch(b *audit.Batch) *Document {
+	return &Document{value: b, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { batchText(p, b) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { batchMarkdown(p, b, o) }),
+		JSON:     asJSON(b),
+	}, plots: noPlots}
+}
+
 // jobText writes the terminal report of a job: the job verdict, a table of
 // the ranks (step, verdict, top finding, wait for the others), then the
 // straggler finding and the straggler's own report, or, when no rank holds

@@ -9,6 +9,23 @@ import (
 	"github.com/traceaudit/traceaudit/replay"
 )
 
+// ForReplay is the document of a replay or of its plan (a dry run): text,
+// Markdown, JSON and HTML; the report folder of a replay that ran shows
+// the measured and predicted step of each variant.
+func ForReplay(r *replay.Result) *Document {
+	return &Document{value: r, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { replayText(p, r) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { replayMarkdown(p, r, o) }),
+		JSON:     asJSON(r),
+		HTML:     asHTML(func() htmlPage { return replayHTML(r) }),
+	}, plots: func(p Plotter) error {
+		if r.DryRun {
+			return nil
+		}
+		return p.Replay(r)
+	}}
+}
+
 // planLine describes the replayed step in one line.
 func planLine(r *replay.Result) string {
 	st := r.Step

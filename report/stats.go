@@ -1,7 +1,8 @@
 // Package report renders traceaudit's results for people and programs:
 // text for the terminal, Markdown (with Mermaid charts) for pull requests,
 // a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
-// tables and JSON for tools, one renderer per format behind Render. Names
+// tables and JSON for tools. Each kind of result is a Document (ForAnalysis,
+// ForDiff, ...) that holds its own renderer for each format it has. Names
 // from traces are escaped for each format (escape.go). Plots live in
 // report/plot, report folders in report/folder. Reports never see file
 // formats.
@@ -16,6 +17,15 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
+
+// ForStats is the document of `traceaudit stats`, what a trace records:
+// text and JSON, no report folder.
+func ForStats(s *stats.Stats) *Document {
+	return &Document{value: s, formats: map[Format]renderer{
+		Text: asText(func(p *printer) { statsText(p, s) }),
+		JSON: asJSON(s),
+	}}
+}
 
 // statsText writes the short human summary of `traceaudit stats`.
 func statsText(p *printer, s *stats.Stats) {
