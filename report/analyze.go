@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -26,43 +25,6 @@ func ForAnalysis(r *audit.Analysis) *Document {
 		HTML:        asHTML(func() htmlPage { return analyzeHTML(r) }),
 		ChromeTrace: func(w io.Writer, _ Options) error { return chromeTrace(w, r) },
 	}, plots: func(p Plotter) error { return p.Analysis(r) }}
-}
-
-// ForAnalyses is the document of several traces' analyses side by side:
-// each one's text or Markdown report in turn, and in JSON an array of
-// their objects, each with schema_version and tool_version. It has no
-// report folder.
-func ForAnalyses(rs []*audit.Analysis) *Document {
-	return &Document{value: rs, formats: map[Format]renderer{
-		Text: asText(func(p *printer) {
-			for i, r := range rs {
-				if i > 0 {
-					p.line("")
-				}
-				analyzeText(p, r)
-			}
-		}),
-		Markdown: asMarkdown(func(p *printer, o Options) {
-			for i, r := range rs {
-				if i > 0 {
-					p.line("")
-					p.line("---")
-					p.line("")
-				}
-				analyzeMarkdown(p, r, o)
-			}
-		}),
-		JSON: func(w io.Writer, _ Options) error {
-			parts := make([][]byte, len(rs))
-			for i, r := range rs {
-				var err error
-				if parts[i], err = stamped(r); err != nil {
-					return err
-				}
-			}
-			return writeJSON(w, append(append([]byte("["), bytes.Join(parts, []byte(","))...), ']'))
-		},
-	}}
 }
 
 // textWidth is where the text report wraps prose.

@@ -23,17 +23,6 @@ func ForJob(j *job.Analysis) *Document {
 	}, plots: func(p Plotter) error { return p.Ranks(j) }}
 }
 
-// ForBatch is the document of several unrelated traces, each analysed
-// alone: text, Markdown and JSON, which its report folder holds without
-// plots.
-func ForBatch(b *audit.Batch) *Document {
-	return &Document{value: b, formats: map[Format]renderer{
-		Text:     asText(func(p *printer) { batchText(p, b) }),
-		Markdown: asMarkdown(func(p *printer, o Options) { batchMarkdown(p, b, o) }),
-		JSON:     asJSON(b),
-	}, plots: noPlots}
-}
-
 // jobText writes the terminal report of a job: the job verdict, a table of
 // the ranks (step, verdict, top finding, wait for the others), then the
 // straggler finding and the straggler's own report, or, when no rank holds
@@ -119,28 +108,6 @@ func jobMarkdown(p *printer, j *job.Analysis, o Options) {
 		}
 	}
 	mdCommand(p, o.Command)
-}
-
-// batchText writes each trace's report.
-func batchText(p *printer, b *audit.Batch) {
-	for i, r := range b.Files {
-		if i > 0 {
-			p.line("")
-		}
-		analyzeText(p, r)
-	}
-}
-
-// batchMarkdown writes each trace's report, separated by rules.
-func batchMarkdown(p *printer, b *audit.Batch, o Options) {
-	for i, r := range b.Files {
-		if i > 0 {
-			p.line("")
-			p.line("---")
-			p.line("")
-		}
-		analyzeMarkdown(p, r, o)
-	}
 }
 
 // rankCount says how many ranks of what size: "2 ranks (world size 2)".
