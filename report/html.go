@@ -8,13 +8,10 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
@@ -152,94 +149,10 @@ func inlineSVG(b []byte) (template.HTML, error) {
 	return template.HTML(s), nil
 }
 
-// worstClass is the CSS class of the report's worst severity.
-func worstClass(r *audit.Analysis) string {
-	if m := MaxSeverity(r); m > 0 {
-		return m.String()
-	}
-	return ""
-}
-
 func hnum(s string) htmlHead { return htmlHead{Text: s, Num: true} }
 func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
-
-func analyzeHTML(r *audit.Analysis) htmlPage {
-	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
-	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
-	if n := aloneNote(r); n != "" {
-		pg.Sub = append(pg.Sub, n)
-	}
-	s := r.Steps
-	lead := stepsSummary(s, func(s string) string { return s })
-	comm := HasComm(r)
-	busy := fmt.Sprintf("kernels %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
-	if comm {
-		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
-	}
-	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
-	if len(r.Findings) > 0 {
-		t := htmlTable{ID: "summary", Caption: "Findings by wasted time",
-			Head: []htmlHead{txt("severity"), txt("finding"), hnum("wasted per step"), hnum("share"), hnum("est. speedup"), txt("fix")}}
-		for _, f := range r.Findings {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Sev: f.Severity.String()}, ct(f.ID + ": " + f.Title),
-				cn(units.Dur(f.WastedNS)), cn(units.Pct(f.Share)), cn(units.Speedup(f.EstimatedSpeedup)), ct(firstSentence(f.Fix))}})
-		}
-		pg.Tables = append(pg.Tables, t)
-	} else {
-		pg.Lead = append(pg.Lead, "No findings: nothing starves the GPU beyond the info threshold.")
-	}
-	if len(s.PerStep) > 0 {
-		t := htmlTable{ID: "steps", Caption: "Steps: where the time goes",
-			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
-		// cells are a split's columns, with comm after compute where the
-		// run communicates.
-		cells := func(b index.Breakdown) []htmlCell {
-			var c []htmlCell
-			for _, k := range shownBuckets(comm) {
-				c = append(c, cn(units.Dur(b[k])))
-			}
-			return c
-		}
-		if comm {
-			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
-		}
-		for i, st := range s.PerStep {
-			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(stepLabel(st, i)), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
-		}
-		b := s.BreakdownNS
-		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})
-		pg.Tables = append(pg.Tables, t)
-	}
-	origin := windowStart(r)
-	for _, f := range r.Findings {
-		pg.Findings = append(pg.Findings, findingHTML(f, origin, "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File)))
-	}
-	pg.NotesTitle = "Not observable in this trace"
-	for _, n := range r.NotObservable {
-		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
-	}
-	return pg
-}
-
-// findingHTML is one finding for the page: its figures, fix, code,
-// evidence (times from origin) and the replay command that verifies it.
-func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
-	hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
-	if f.WastedNS > 0 {
-		hf.Figures = figures(f)
-	} else {
-		hf.Figures = "informational: no time wasted"
-	}
-	for _, e := range f.Evidence {
-		hf.Evidence = append(hf.Evidence, htmlEvidence{At: at(e.StartNS - origin), Length: units.Dur(e.EndNS - e.StartNS), Track: e.Track, What: e.What})
-	}
-	if len(f.VerifyWith) > 0 {
-		hf.Verify = verify
-	}
-	return hf
-}
 
 // jobHTML is a job's page: the ranks, the straggler finding, then the
 // straggler's own findings (or those of a rank with the shared verdict).

@@ -6,10 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/replay"
 )
 
@@ -111,44 +108,6 @@ func niceMax(x float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// analyzeCharts are the Mermaid charts of an analyze report: where the
-// mean steady step goes (a pie of the two-clock split), and the wasted
-// time per step of each finding that wastes any.
-func analyzeCharts(r *audit.Analysis) [][]string {
-	var charts [][]string
-	b := r.Steps.BreakdownNS
-	step := b.Total()
-	if step > 0 {
-		_, div := timeUnit(step)
-		labels := make([]string, index.NumBuckets)
-		values := make([]float64, index.NumBuckets)
-		for k := range index.NumBuckets {
-			labels[k] = k.String() + " " + units.Dur(b[k])
-			values[k] = float64(b[k]) / div
-		}
-		charts = append(charts, mermaidPie("Where the mean steady step goes ("+units.Dur(step)+")", labels, values, bucketColors))
-	}
-	var ids []string
-	var wasted []int64
-	var top int64
-	for _, f := range r.Findings {
-		if f.WastedNS > 0 {
-			ids = append(ids, f.ID)
-			wasted = append(wasted, f.WastedNS)
-			top = max(top, f.WastedNS)
-		}
-	}
-	if len(ids) > 0 {
-		unit, div := timeUnit(top)
-		values := make([]float64, len(wasted))
-		for i, w := range wasted {
-			values[i] = float64(w) / div
-		}
-		charts = append(charts, mermaidBars("Wasted time per step by finding ("+unit+")", unit+" per step", ids, values, true))
-	}
-	return charts
 }
 
 // diffCharts compare the median step before and after.
