@@ -110,6 +110,50 @@ func jobMarkdown(p *printer, j *job.Analysis, o Options) {
 	mdCommand(p, o.Command)
 }
 
+// jobHTML is a job's page: the ranks, the straggler finding, then the
+// straggler's own findings (or those of a rank with the shared verdict).
+func jobHTML(j *job.Analysis) htmlPage {
+	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
+	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
+		pg.Worst = m.String()
+	}
+	pg.Sub = []string{jobFiles(j)}
+	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
+	t := htmlTable{ID: "ranks", Caption: "Ranks",
+		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
+	for _, r := range j.Ranks {
+		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			row.Cells[0].Text += " (straggler)"
+			row.Class = "total"
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	pg.Tables = append(pg.Tables, t)
+	focus := focusRank(j)
+	if focus == nil {
+		return pg
+	}
+	if s := j.Job.Straggler; s != nil {
+		for _, f := range j.Job.Findings {
+			pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, s.Rank, f)))
+		}
+	} else {
+		pg.Lead = append(pg.Lead, fmt.Sprintf("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
+			units.Pct(job.MinStragglerShare)))
+	}
+	pg.Lead = append(pg.Lead, focusTitle(j, focus)+": "+focus.Verdict+".")
+	for _, f := range focus.Findings {
+		pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f)))
+	}
+	pg.NotesTitle = fmt.Sprintf("Not observable in rank %d's trace", *focus.Rank)
+	for _, n := range focus.NotObservable {
+		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
+	}
+	return pg
+}
+
 // rankCount says how many ranks of what size: "2 ranks (world size 2)".
 func rankCount(j *job.Analysis) string {
 	s := fmt.Sprintf("%d ranks", j.Job.Ranks)
