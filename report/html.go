@@ -10,8 +10,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
 	"github.com/traceaudit/traceaudit/replay"
@@ -152,24 +150,6 @@ func hnum(s string) htmlHead { return htmlHead{Text: s, Num: true} }
 func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
-
-func diffHTML(d *compare.Diff) htmlPage {
-	pg := htmlPage{Title: "traceaudit diff: " + filepath.Base(d.Before.File) + " → " + filepath.Base(d.After.File),
-		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))}
-	if d.Worst() >= analyze.SeverityWarning {
-		pg.Worst = d.Worst().String()
-	}
-	pg.Lead = []string{"Before: " + d.Before.Verdict, "After: " + d.After.Verdict}
-	for _, w := range d.Warnings {
-		pg.Lead = append(pg.Lead, "Warning: "+w)
-	}
-	t := htmlTable{ID: "changes", Caption: "Findings before and after", Head: []htmlHead{txt("finding"), txt("before"), txt("after"), txt("status")}}
-	for _, c := range d.Changes {
-		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(c.ID), ct(sideText(c.Before)), ct(sideText(c.After)), {Text: c.Status, Class: "status-" + c.Status}}})
-	}
-	pg.Tables = append(pg.Tables, t)
-	return pg
-}
 
 func replayHTML(r *replay.Result) htmlPage {
 	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}

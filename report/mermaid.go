@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/replay"
 )
 
@@ -108,17 +107,6 @@ func niceMax(x float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// diffCharts compare the median step before and after.
-func diffCharts(d *compare.Diff) [][]string {
-	bs, as := d.Before.Steps.MedianNS, d.After.Steps.MedianNS
-	if bs <= 0 && as <= 0 {
-		return nil
-	}
-	unit, div := timeUnit(max(bs, as))
-	return [][]string{mermaidBars("Median step ("+unit+")", unit, []string{"before", "after"},
-		[]float64{float64(bs) / div, float64(as) / div}, false)}
 }
 
 // replayCharts show the measured mean step of each variant, the figure
