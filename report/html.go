@@ -10,9 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
-	"github.com/traceaudit/traceaudit/replay"
 )
 
 // The HTML report (report.html in report folders) is one self-contained
@@ -150,45 +148,3 @@ func hnum(s string) htmlHead { return htmlHead{Text: s, Num: true} }
 func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
-
-func replayHTML(r *replay.Result) htmlPage {
-	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
-	if r.DryRun {
-		pg.Sub = []string{"Dry run: the plan only, nothing was run."}
-	} else {
-		pg.Sub = []string{fmt.Sprintf("On %s, %d measured steps per variant.", r.Device, r.Steps)}
-	}
-	pg.Lead = []string{fmt.Sprintf("Observed in the trace: step %s (mean), %s (median), GPU %s per step. Replayed step: %s.",
-		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), planLine(r))}
-	t := htmlTable{ID: "variants", Caption: "Variants"}
-	if r.DryRun {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup")}
-		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
-		}
-		if len(r.Notes) > 0 {
-			pg.NotesTitle = "Notes"
-			for _, n := range r.Notes {
-				pg.Notes = append(pg.Notes, htmlNote{Text: n})
-			}
-		}
-	} else {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
-		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
-				cn(units.Speedup(v.PredictedSpeedup)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
-		}
-		if l := boxLine(r); l != "" {
-			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")
-		}
-		if f := r.Fidelity; f != nil {
-			pg.Lead = append(pg.Lead, fmt.Sprintf("Fidelity of the observed replay (means): step %.2f, median step %.2f, GPU %.2f.", f.Step, f.StepMedian, f.GPU))
-			pg.NotesTitle = "Notes"
-			for _, n := range notes(r) {
-				pg.Notes = append(pg.Notes, htmlNote{Text: n})
-			}
-		}
-	}
-	pg.Tables = append(pg.Tables, t)
-	return pg
-}

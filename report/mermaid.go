@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/traceaudit/traceaudit/replay"
 )
 
 // Mermaid charts for Markdown reports: GitHub renders them in pull request
@@ -107,23 +105,4 @@ func niceMax(x float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// replayCharts show the measured mean step of each variant, the figure
-// the replay's speedups compare (none in a dry run).
-func replayCharts(r *replay.Result) [][]string {
-	if r.DryRun || len(r.Variants) == 0 {
-		return nil
-	}
-	var top int64
-	for _, v := range r.Variants {
-		top = max(top, v.StepNSMean)
-	}
-	unit, div := timeUnit(top)
-	labels := make([]string, len(r.Variants))
-	values := make([]float64, len(r.Variants))
-	for i, v := range r.Variants {
-		labels[i], values[i] = v.Name, float64(v.StepNSMean)/div
-	}
-	return [][]string{mermaidBars("Measured mean step per variant ("+unit+")", unit, labels, values, true)}
 }
