@@ -1,3 +1,12 @@
+// Package report renders traceaudit's results for people and programs:
+// text for the terminal, Markdown (with Mermaid charts) for pull requests,
+// a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
+// tables and JSON for tools. Each kind of result is a Document, built by
+// its constructor (ForAnalysis, ForDiff, ...) in a file of its own that
+// holds all of its renderers; the files named after a format hold what
+// that format's renderers share. Names from traces are escaped for each
+// format (escape.go). Plots live in report/plot, report folders in
+// report/folder. Reports never see file formats.
 package report
 
 import (
@@ -61,12 +70,11 @@ var ErrFormat = errors.New("format not supported for this document")
 // A renderer writes one document in one format.
 type renderer func(w io.Writer, o Options) error
 
-// A Document is a result together with its renderings, one renderer per
-// format it has, and the figures of its report folder. Each kind of
-// result has its constructor (ForAnalysis, ForJob, ForDiff, ...) in its
-// own file, which lists every format the document renders as and the
-// figures of its report folder; a new kind of result adds a constructor
-// (and a Plotter method if it brings a new kind of figure).
+// A Document is a result with a renderer for each format it has and the
+// figures of its report folder. Each kind of result has a constructor
+// (ForAnalysis, ForJob, ForDiff, ...) in a file of its own, beside its
+// renderers; a new kind of result adds one (and a Plotter method if it
+// brings a new kind of figure).
 type Document struct {
 	// value is the result itself: errors name its type.
 	value   any

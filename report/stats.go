@@ -1,11 +1,3 @@
-// Package report renders traceaudit's results for people and programs:
-// text for the terminal, Markdown (with Mermaid charts) for pull requests,
-// a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
-// tables and JSON for tools. Each kind of result is a Document (ForAnalysis,
-// ForDiff, ...) that holds its own renderer for each format it has. Names
-// from traces are escaped for each format (escape.go). Plots live in
-// report/plot, report folders in report/folder. Reports never see file
-// formats.
 package report
 
 import (

@@ -1,10 +1,9 @@
-// Package folder writes a report folder (`--out DIR`): report.md,
-// report.json and report.html rendered by package report, annotated.json
-// (the annotated Chrome trace) for analyze reports, and the document's
-// plots as PNG and SVG from report/plot (inline SVG in report.html). It is
-// the one folder writer of traceaudit:
-// internal/outdir makes the write atomic and refuses any folder traceaudit
-// did not write.
+// Package folder writes a report folder (`--out DIR`): each of report.md,
+// report.json, annotated.json (the annotated Chrome trace) and report.html
+// that its report.Document renders, and the figures the document asks
+// for, drawn by report/plot as PNG and SVG (inline SVG in report.html). It
+// is the one folder writer of traceaudit: internal/outdir makes the write
+// atomic and refuses any folder traceaudit did not write.
 package folder
 
 import (
