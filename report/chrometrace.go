@@ -167,12 +167,8 @@ func steadyWindow(r *audit.Analysis) (lo, hi int64) {
 	return lo, hi
 }
 
-// renderChromeTrace writes the annotated Chrome trace of an analyze report.
-func renderChromeTrace(w io.Writer, doc any, _ Options) error {
-	r, ok := doc.(*audit.Analysis)
-	if !ok {
-		return unsupported(ChromeTrace, doc)
-	}
+// chromeTrace writes the annotated Chrome trace of an analyze report.
+func chromeTrace(w io.Writer, r *audit.Analysis) error {
 	if r.Timeline == nil {
 		return fmt.Errorf("report: %s: %w", ChromeTrace, ErrNoTimeline)
 	}

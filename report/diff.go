@@ -2,40 +2,23 @@ package report
 
 import (
 	"fmt"
-	"github.com/traceaudit/traceaudit/analyze/job"
 	"path/filepath"
 	"strings"
 
+	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
-func sideText(s compare.Side) string {
-	if s.Severity == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%s %s (%s/step)", s.Severity, units.Pct(s.Share), units.Dur(s.WastedNS))
-}
-
-// speedupText says a step speedup; window: a run's steps are its whole
-// window (compare.WindowSteps), so 0 means no step markers.
-func speedupText(x float64, window bool) string {
-	switch {
-	case x == 0 && window:
-		return "no step speedup: no step markers"
-	case x == 0:
-		return "no steady steps to compare"
-	case x >= 1:
-		return fmt.Sprintf("%s faster", units.Speedup(x))
-	}
-	return fmt.Sprintf("%s slower", units.Speedup(1/x))
-}
-
-func idList(ids []string) string {
-	if len(ids) == 0 {
-		return "-"
-	}
-	return strings.Join(ids, ", ")
+// ForDiff is the document of a comparison of two traces: text, Markdown,
+// JSON and HTML; its report folder shows the step split before and after.
+func ForDiff(d *compare.Diff) *Document {
+	return &Document{value: d, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { diffText(p, d) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { diffMarkdown(p, d, o) }),
+		JSON:     asJSON(d),
+		HTML:     asHTML(func() htmlPage { return diffHTML(d) }),
+	}, plots: func(p Plotter) error { return p.StepsDiff(d.Before, d.After) }}
 }
 
 // diffText writes the terminal form of a diff.
@@ -57,39 +40,6 @@ func diffText(p *printer, d *compare.Diff) {
 			p.line("%-20s %-32s %-32s %s", c.ID, sideText(c.Before), sideText(c.After), p.paint(c.Status, statusColor(c.Status)))
 		}
 	}
-}
-
-// textWarnings writes a diff's warnings, wrapped.
-func textWarnings(p *printer, ws []string) {
-	for _, w := range ws {
-		hanging(p, "", "  ", "warning: "+w, textWidth)
-	}
-}
-
-// mdWarnings writes a diff's warnings as quotes.
-func mdWarnings(p *printer, ws []string) {
-	for _, w := range ws {
-		p.line("")
-		p.line("> ⚠️ %s", mdEscape(w))
-	}
-}
-
-// diffWindow says whether either run's steps are its window.
-func diffWindow(d *compare.Diff) bool {
-	return compare.WindowSteps(d.Before) || compare.WindowSteps(d.After)
-}
-
-// jobWindow says whether rank (-1: any rank) of either job has its window
-// for steps.
-func jobWindow(d *compare.JobDiff, rank int) bool {
-	for _, j := range []*job.Analysis{d.Before, d.After} {
-		for _, r := range j.Ranks {
-			if (rank < 0 || *r.Rank == rank) && compare.WindowSteps(r.Analysis) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // diffMarkdown writes a diff for a pull request comment.
@@ -123,6 +73,68 @@ func diffMarkdown(p *printer, d *compare.Diff, o Options) {
 	mdCommand(p, o.Command)
 }
 
+func diffHTML(d *compare.Diff) htmlPage {
+	pg := htmlPage{Title: "traceaudit diff: " + filepath.Base(d.Before.File) + " → " + filepath.Base(d.After.File),
+		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))}
+	if d.Worst() >= analyze.SeverityWarning {
+		pg.Worst = d.Worst().String()
+	}
+	pg.Lead = []string{"Before: " + d.Before.Verdict, "After: " + d.After.Verdict}
+	for _, w := range d.Warnings {
+		pg.Lead = append(pg.Lead, "Warning: "+w)
+	}
+	t := htmlTable{ID: "changes", Caption: "Findings before and after", Head: []htmlHead{txt("finding"), txt("before"), txt("after"), txt("status")}}
+	for _, c := range d.Changes {
+		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(c.ID), ct(sideText(c.Before)), ct(sideText(c.After)), {Text: c.Status, Class: "status-" + c.Status}}})
+	}
+	pg.Tables = append(pg.Tables, t)
+	return pg
+}
+
+// diffCharts compare the median step before and after.
+func diffCharts(d *compare.Diff) [][]string {
+	bs, as := d.Before.Steps.MedianNS, d.After.Steps.MedianNS
+	if bs <= 0 && as <= 0 {
+		return nil
+	}
+	unit, div := timeUnit(max(bs, as))
+	return [][]string{mermaidBars("Median step ("+unit+")", unit, []string{"before", "after"},
+		[]float64{float64(bs) / div, float64(as) / div}, false)}
+}
+
+func sideText(s compare.Side) string {
+	if s.Severity == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%s %s (%s/step)", s.Severity, units.Pct(s.Share), units.Dur(s.WastedNS))
+}
+
+// speedupText says a step speedup; window: a run's steps are its whole
+// window (compare.WindowSteps), so 0 means no step markers.
+func speedupText(x float64, window bool) string {
+	switch {
+	case x == 0 && window:
+		return "no step speedup: no step markers"
+	case x == 0:
+		return "no steady steps to compare"
+	case x >= 1:
+		return fmt.Sprintf("%s faster", units.Speedup(x))
+	}
+	return fmt.Sprintf("%s slower", units.Speedup(1/x))
+}
+
+// diffWindow says whether either run's steps are its window.
+func diffWindow(d *compare.Diff) bool {
+	return compare.WindowSteps(d.Before) || compare.WindowSteps(d.After)
+}
+
+func idList(ids []string) string {
+	if len(ids) == 0 {
+		return "-"
+	}
+	return strings.Join(ids, ", ")
+}
+
 func mdIDs(ids []string) string {
 	if len(ids) == 0 {
 		return "-"
@@ -134,77 +146,19 @@ func mdIDs(ids []string) string {
 	return strings.Join(out, ", ")
 }
 
-// stragglerText names a straggler, or "none".
-func stragglerText(s *job.Straggler) string {
-	if s == nil {
-		return "none"
-	}
-	return fmt.Sprintf("rank %d (%s, the others wait %s per step)", s.Rank, s.Cause, units.Dur(s.WaitNSPerStep))
-}
-
-// jobDiffText writes the terminal form of a diff of two jobs: the job's
-// pace, verdict and straggler, then each rank's step time and findings.
-func jobDiffText(p *printer, d *compare.JobDiff) {
-	p.line("job of %d ranks -> job of %d ranks", d.Before.Job.Ranks, d.After.Job.Ranks)
-	p.line("step (slowest rank): %s -> %s (%s)", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup, jobWindow(d, -1)))
-	p.line("verdict before: %s", d.Verdict.Before)
-	p.line("verdict after:  %s", d.Verdict.After)
-	p.line("straggler: %s -> %s%s", stragglerText(d.Straggler.Before), stragglerText(d.Straggler.After), statusSuffix(d.Straggler.Status))
-	textWarnings(p, d.Warnings)
-	p.line("")
-	p.line("%-5s %-30s %-30s %-14s %s", "rank", "step before", "step after", "speedup", "findings resolved / new / regressed")
-	for _, r := range d.Ranks {
-		p.line("%-5d %-30s %-30s %-14s %s / %s / %s", r.Rank, units.Dur(r.BeforeStepNS)+" "+verdictHead(r.Verdict.Before),
-			units.Dur(r.AfterStepNS)+" "+verdictHead(r.Verdict.After), rankSpeedup(d, r),
-			idList(r.Findings.Resolved), idList(r.Findings.New), idList(r.Findings.Regressed))
+// textWarnings writes a diff's warnings, wrapped.
+func textWarnings(p *printer, ws []string) {
+	for _, w := range ws {
+		hanging(p, "", "  ", "warning: "+w, textWidth)
 	}
 }
 
-// jobDiffMarkdown writes a diff of two jobs for a pull request.
-func jobDiffMarkdown(p *printer, d *compare.JobDiff, o Options) {
-	p.line("## traceaudit diff: job of %d ranks → job of %d ranks", d.Before.Job.Ranks, d.After.Job.Ranks)
-	p.line("")
-	p.line("**Step (slowest rank) %s → %s: %s.**", units.Dur(slowestStep(d.Before)), units.Dur(slowestStep(d.After)), speedupText(d.StepSpeedup, jobWindow(d, -1)))
-	p.line("")
-	p.line("- verdict before: %s", mdEscape(d.Verdict.Before))
-	p.line("- verdict after: %s", mdEscape(d.Verdict.After))
-	p.line("- straggler: %s → %s%s", mdEscape(stragglerText(d.Straggler.Before)), mdEscape(stragglerText(d.Straggler.After)), statusSuffix(d.Straggler.Status))
-	mdWarnings(p, d.Warnings)
-	p.line("")
-	p.line("| rank | step before | step after | speedup | resolved | new | regressed |")
-	p.line("|---:|---:|---:|---:|---|---|---|")
-	for _, r := range d.Ranks {
-		p.line("| %d | %s (%s) | %s (%s) | %s | %s | %s | %s |", r.Rank, units.Dur(r.BeforeStepNS), mdEscape(verdictHead(r.Verdict.Before)),
-			units.Dur(r.AfterStepNS), mdEscape(verdictHead(r.Verdict.After)), rankSpeedup(d, r),
-			mdIDs(r.Findings.Resolved), mdIDs(r.Findings.New), mdIDs(r.Findings.Regressed))
+// mdWarnings writes a diff's warnings as quotes.
+func mdWarnings(p *printer, ws []string) {
+	for _, w := range ws {
+		p.line("")
+		p.line("> ⚠️ %s", mdEscape(w))
 	}
-	mdPlots(p, o.Plots, false)
-	mdCommand(p, o.Command)
-}
-
-// rankSpeedup says one rank's step speedup ("-" where its steps are its
-// window: the job's warning says why).
-func rankSpeedup(d *compare.JobDiff, r compare.RankChange) string {
-	if r.StepSpeedup == 0 && jobWindow(d, r.Rank) {
-		return "-"
-	}
-	return speedupText(r.StepSpeedup, false)
-}
-
-func statusSuffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
-}
-
-// slowestStep is the longest median step among a job's ranks.
-func slowestStep(j *job.Analysis) int64 {
-	var m int64
-	for _, s := range j.Job.StepNSByRank {
-		m = max(m, s)
-	}
-	return m
 }
 
 // statusColor is the colour of a diff status: what got worse in red, what

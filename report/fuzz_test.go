@@ -71,18 +71,18 @@ func FuzzRenderers(f *testing.F) {
 			t.Fatal(err)
 		}
 		d := compare.Compare(r, r)
-		for _, doc := range []any{r, []*audit.Analysis{r, r}, d} {
+		for _, doc := range []*Document{ForAnalysis(r), ForAnalyses([]*audit.Analysis{r, r}), ForDiff(d)} {
 			for _, f := range []Format{Text, Markdown, JSON, HTML, ChromeTrace} {
 				var buf bytes.Buffer
-				err := Render(&buf, f, doc, Options{Command: "x"})
+				err := doc.Render(&buf, f, Options{Command: "x"})
 				if errors.Is(err, ErrFormat) && (f == HTML || f == ChromeTrace) {
 					continue // not every document has these forms
 				}
 				if err != nil {
-					t.Fatalf("%s of %T: %v", f, doc, err)
+					t.Fatalf("%s of %T: %v", f, doc.value, err)
 				}
 				if (f == JSON || f == ChromeTrace) && !json.Valid(buf.Bytes()) {
-					t.Fatalf("%s of %T does not parse", f, doc)
+					t.Fatalf("%s of %T does not parse", f, doc.value)
 				}
 			}
 		}

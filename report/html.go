@@ -8,17 +8,9 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 
-	"github.com/traceaudit/traceaudit/analyze"
-	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/job"
-	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/internal/version"
-	"github.com/traceaudit/traceaudit/replay"
 )
 
 // The HTML report (report.html in report folders) is one self-contained
@@ -76,22 +68,9 @@ type htmlPlot struct {
 
 type htmlNote struct{ ID, Text string }
 
-// renderHTML writes the HTML report of an analyze, diff, replay or job
-// document, with Options.Plots inline.
-func renderHTML(w io.Writer, doc any, o Options) error {
-	var pg htmlPage
-	switch d := doc.(type) {
-	case *audit.Analysis:
-		pg = analyzeHTML(d)
-	case *compare.Diff:
-		pg = diffHTML(d)
-	case *replay.Result:
-		pg = replayHTML(d)
-	case *job.Analysis:
-		pg = jobHTML(d)
-	default:
-		return unsupported(HTML, doc)
-	}
+// writePage writes the HTML report of a page, with Options.Plots inline
+// and the command line that produced it.
+func writePage(w io.Writer, pg htmlPage, o Options) error {
 	pg.Command, pg.Tool = termSafe(o.Command), version.Tool()
 	for _, p := range o.Plots {
 		svg, err := inlineSVG(p.SVG)
@@ -165,195 +144,7 @@ func inlineSVG(b []byte) (template.HTML, error) {
 	return template.HTML(s), nil
 }
 
-// worstClass is the CSS class of the report's worst severity.
-func worstClass(r *audit.Analysis) string {
-	if m := MaxSeverity(r); m > 0 {
-		return m.String()
-	}
-	return ""
-}
-
 func hnum(s string) htmlHead { return htmlHead{Text: s, Num: true} }
 func txt(s string) htmlHead  { return htmlHead{Text: s} }
 func cn(s string) htmlCell   { return htmlCell{Text: s, Class: "n"} }
 func ct(s string) htmlCell   { return htmlCell{Text: s} }
-
-func analyzeHTML(r *audit.Analysis) htmlPage {
-	pg := htmlPage{Title: "traceaudit: " + filepath.Base(r.File), Verdict: r.Verdict, Worst: worstClass(r)}
-	pg.Sub = []string{fmt.Sprintf("%s (%s), a window of %s", r.File, r.Format, units.Dur(r.WindowNS))}
-	if n := aloneNote(r); n != "" {
-		pg.Sub = append(pg.Sub, n)
-	}
-	s := r.Steps
-	lead := stepsSummary(s, func(s string) string { return s })
-	comm := HasComm(r)
-	busy := fmt.Sprintf("kernels %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
-	if comm {
-		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
-	}
-	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
-	if len(r.Findings) > 0 {
-		t := htmlTable{ID: "summary", Caption: "Findings by wasted time",
-			Head: []htmlHead{txt("severity"), txt("finding"), hnum("wasted per step"), hnum("share"), hnum("est. speedup"), txt("fix")}}
-		for _, f := range r.Findings {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Sev: f.Severity.String()}, ct(f.ID + ": " + f.Title),
-				cn(units.Dur(f.WastedNS)), cn(units.Pct(f.Share)), cn(units.Speedup(f.EstimatedSpeedup)), ct(firstSentence(f.Fix))}})
-		}
-		pg.Tables = append(pg.Tables, t)
-	} else {
-		pg.Lead = append(pg.Lead, "No findings: nothing starves the GPU beyond the info threshold.")
-	}
-	if len(s.PerStep) > 0 {
-		t := htmlTable{ID: "steps", Caption: "Steps: where the time goes",
-			Head: []htmlHead{txt("step"), hnum("length"), hnum("compute"), hnum("copy"), hnum("sync"), hnum("os"), hnum("data"), hnum("other")}}
-		// cells are a split's columns, with comm after compute where the
-		// run communicates.
-		cells := func(b index.Breakdown) []htmlCell {
-			var c []htmlCell
-			for _, k := range shownBuckets(comm) {
-				c = append(c, cn(units.Dur(b[k])))
-			}
-			return c
-		}
-		if comm {
-			t.Head = slices.Insert(t.Head, 3, hnum("comm"))
-		}
-		for i, st := range s.PerStep {
-			t.Rows = append(t.Rows, htmlRow{Cells: append([]htmlCell{ct(stepLabel(st, i)), cn(units.Dur(st.EndNS - st.StartNS))}, cells(st.BreakdownNS)...)})
-		}
-		b := s.BreakdownNS
-		t.Rows = append(t.Rows, htmlRow{Class: "total", Cells: append([]htmlCell{ct("mean steady step"), cn(units.Dur(b.Total()))}, cells(b)...)})
-		pg.Tables = append(pg.Tables, t)
-	}
-	origin := windowStart(r)
-	for _, f := range r.Findings {
-		pg.Findings = append(pg.Findings, findingHTML(f, origin, "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File)))
-	}
-	pg.NotesTitle = "Not observable in this trace"
-	for _, n := range r.NotObservable {
-		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
-	}
-	return pg
-}
-
-// findingHTML is one finding for the page: its figures, fix, code,
-// evidence (times from origin) and the replay command that verifies it.
-func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
-	hf := htmlFinding{ID: f.ID, Severity: f.Severity.String(), Title: f.Title, Fix: f.Fix, Code: f.Code}
-	if f.WastedNS > 0 {
-		hf.Figures = figures(f)
-	} else {
-		hf.Figures = "informational: no time wasted"
-	}
-	for _, e := range f.Evidence {
-		hf.Evidence = append(hf.Evidence, htmlEvidence{At: at(e.StartNS - origin), Length: units.Dur(e.EndNS - e.StartNS), Track: e.Track, What: e.What})
-	}
-	if len(f.VerifyWith) > 0 {
-		hf.Verify = verify
-	}
-	return hf
-}
-
-// jobHTML is a job's page: the ranks, the straggler finding, then the
-// straggler's own findings (or those of a rank with the shared verdict).
-func jobHTML(j *job.Analysis) htmlPage {
-	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
-	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
-		pg.Worst = m.String()
-	}
-	pg.Sub = []string{jobFiles(j)}
-	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
-	t := htmlTable{ID: "ranks", Caption: "Ranks",
-		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
-	for _, r := range j.Ranks {
-		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
-			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
-		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
-			row.Cells[0].Text += " (straggler)"
-			row.Class = "total"
-		}
-		t.Rows = append(t.Rows, row)
-	}
-	pg.Tables = append(pg.Tables, t)
-	focus := focusRank(j)
-	if focus == nil {
-		return pg
-	}
-	if s := j.Job.Straggler; s != nil {
-		for _, f := range j.Job.Findings {
-			pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, s.Rank, f)))
-		}
-	} else {
-		pg.Lead = append(pg.Lead, fmt.Sprintf("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
-			units.Pct(job.MinStragglerShare)))
-	}
-	pg.Lead = append(pg.Lead, focusTitle(j, focus)+": "+focus.Verdict+".")
-	for _, f := range focus.Findings {
-		pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f)))
-	}
-	pg.NotesTitle = fmt.Sprintf("Not observable in rank %d's trace", *focus.Rank)
-	for _, n := range focus.NotObservable {
-		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
-	}
-	return pg
-}
-
-func diffHTML(d *compare.Diff) htmlPage {
-	pg := htmlPage{Title: "traceaudit diff: " + filepath.Base(d.Before.File) + " → " + filepath.Base(d.After.File),
-		Verdict: fmt.Sprintf("Step %s → %s: %s", units.Dur(d.Before.Steps.MedianNS), units.Dur(d.After.Steps.MedianNS), speedupText(d.StepSpeedup, diffWindow(d)))}
-	if d.Worst() >= analyze.SeverityWarning {
-		pg.Worst = d.Worst().String()
-	}
-	pg.Lead = []string{"Before: " + d.Before.Verdict, "After: " + d.After.Verdict}
-	for _, w := range d.Warnings {
-		pg.Lead = append(pg.Lead, "Warning: "+w)
-	}
-	t := htmlTable{ID: "changes", Caption: "Findings before and after", Head: []htmlHead{txt("finding"), txt("before"), txt("after"), txt("status")}}
-	for _, c := range d.Changes {
-		t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(c.ID), ct(sideText(c.Before)), ct(sideText(c.After)), {Text: c.Status, Class: "status-" + c.Status}}})
-	}
-	pg.Tables = append(pg.Tables, t)
-	return pg
-}
-
-func replayHTML(r *replay.Result) htmlPage {
-	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
-	if r.DryRun {
-		pg.Sub = []string{"Dry run: the plan only, nothing was run."}
-	} else {
-		pg.Sub = []string{fmt.Sprintf("On %s, %d measured steps per variant.", r.Device, r.Steps)}
-	}
-	pg.Lead = []string{fmt.Sprintf("Observed in the trace: step %s (mean), %s (median), GPU %s per step. Replayed step: %s.",
-		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), planLine(r))}
-	t := htmlTable{ID: "variants", Caption: "Variants"}
-	if r.DryRun {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup")}
-		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
-		}
-		if len(r.Notes) > 0 {
-			pg.NotesTitle = "Notes"
-			for _, n := range r.Notes {
-				pg.Notes = append(pg.Notes, htmlNote{Text: n})
-			}
-		}
-	} else {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
-		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
-				cn(units.Speedup(v.PredictedSpeedup)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
-		}
-		if l := boxLine(r); l != "" {
-			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")
-		}
-		if f := r.Fidelity; f != nil {
-			pg.Lead = append(pg.Lead, fmt.Sprintf("Fidelity of the observed replay (means): step %.2f, median step %.2f, GPU %.2f.", f.Step, f.StepMedian, f.GPU))
-			pg.NotesTitle = "Notes"
-			for _, n := range notes(r) {
-				pg.Notes = append(pg.Notes, htmlNote{Text: n})
-			}
-		}
-	}
-	pg.Tables = append(pg.Tables, t)
-	return pg
-}

@@ -11,6 +11,18 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
+// ForJob is the document of the ranks of one job analysed together: text,
+// Markdown, JSON and HTML; its report folder shows where each rank's step
+// goes.
+func ForJob(j *job.Analysis) *Document {
+	return &Document{value: j, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { jobText(p, j) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { jobMarkdown(p, j, o) }),
+		JSON:     asJSON(j),
+		HTML:     asHTML(func() htmlPage { return jobHTML(j) }),
+	}, plots: func(p Plotter) error { return p.Ranks(j) }}
+}
+
 // jobText writes the terminal report of a job: the job verdict, a table of
 // the ranks (step, verdict, top finding, wait for the others), then the
 // straggler finding and the straggler's own report, or, when no rank holds
@@ -98,26 +110,48 @@ func jobMarkdown(p *printer, j *job.Analysis, o Options) {
 	mdCommand(p, o.Command)
 }
 
-// batchText writes each trace's report.
-func batchText(p *printer, b *audit.Batch) {
-	for i, r := range b.Files {
-		if i > 0 {
-			p.line("")
-		}
-		analyzeText(p, r)
+// jobHTML is a job's page: the ranks, the straggler finding, then the
+// straggler's own findings (or those of a rank with the shared verdict).
+func jobHTML(j *job.Analysis) htmlPage {
+	pg := htmlPage{Title: "traceaudit job: " + rankCount(j), Verdict: jobVerdictLine(j)}
+	if m := MaxJobSeverity(j); m >= analyze.SeverityWarning {
+		pg.Worst = m.String()
 	}
-}
-
-// batchMarkdown writes each trace's report, separated by rules.
-func batchMarkdown(p *printer, b *audit.Batch, o Options) {
-	for i, r := range b.Files {
-		if i > 0 {
-			p.line("")
-			p.line("---")
-			p.line("")
+	pg.Sub = []string{jobFiles(j)}
+	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
+	t := htmlTable{ID: "ranks", Caption: "Ranks",
+		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
+	for _, r := range j.Ranks {
+		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
+			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			row.Cells[0].Text += " (straggler)"
+			row.Class = "total"
 		}
-		analyzeMarkdown(p, r, o)
+		t.Rows = append(t.Rows, row)
 	}
+	pg.Tables = append(pg.Tables, t)
+	focus := focusRank(j)
+	if focus == nil {
+		return pg
+	}
+	if s := j.Job.Straggler; s != nil {
+		for _, f := range j.Job.Findings {
+			pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, s.Rank, f)))
+		}
+	} else {
+		pg.Lead = append(pg.Lead, fmt.Sprintf("No rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them.",
+			units.Pct(job.MinStragglerShare)))
+	}
+	pg.Lead = append(pg.Lead, focusTitle(j, focus)+": "+focus.Verdict+".")
+	for _, f := range focus.Findings {
+		pg.Findings = append(pg.Findings, findingHTML(f, focus.WindowStartNS, replayCommand(j, *focus.Rank, f)))
+	}
+	pg.NotesTitle = fmt.Sprintf("Not observable in rank %d's trace", *focus.Rank)
+	for _, n := range focus.NotObservable {
+		pg.Notes = append(pg.Notes, htmlNote{ID: n.ID, Text: n.Why})
+	}
+	return pg
 }
 
 // rankCount says how many ranks of what size: "2 ranks (world size 2)".

@@ -42,7 +42,7 @@ func TestAloneRankNote(t *testing.T) {
 	const want = "rank 0 of 8, read alone: whether another rank holds this one back"
 	for _, f := range []Format{Text, Markdown, HTML} {
 		var b strings.Builder
-		if err := Render(&b, f, r, Options{}); err != nil {
+		if err := ForAnalysis(r).Render(&b, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		if !strings.Contains(b.String(), want) {
@@ -51,7 +51,7 @@ func TestAloneRankNote(t *testing.T) {
 	}
 	// Each file of a batch is read alone too.
 	var batch strings.Builder
-	if err := Render(&batch, Text, &audit.Batch{Files: []*audit.Analysis{r, r}}, Options{}); err != nil {
+	if err := ForBatch(&audit.Batch{Files: []*audit.Analysis{r, r}}).Render(&batch, Text, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(batch.String(), want) != 2 {

@@ -5,12 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/analyze/compare"
-	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/internal/units"
-	"github.com/traceaudit/traceaudit/replay"
 )
 
 // Mermaid charts for Markdown reports: GitHub renders them in pull request
@@ -111,72 +105,4 @@ func niceMax(x float64) float64 {
 		}
 	}
 	return 10 * p
-}
-
-// analyzeCharts are the Mermaid charts of an analyze report: where the
-// mean steady step goes (a pie of the two-clock split), and the wasted
-// time per step of each finding that wastes any.
-func analyzeCharts(r *audit.Analysis) [][]string {
-	var charts [][]string
-	b := r.Steps.BreakdownNS
-	step := b.Total()
-	if step > 0 {
-		_, div := timeUnit(step)
-		labels := make([]string, index.NumBuckets)
-		values := make([]float64, index.NumBuckets)
-		for k := range index.NumBuckets {
-			labels[k] = k.String() + " " + units.Dur(b[k])
-			values[k] = float64(b[k]) / div
-		}
-		charts = append(charts, mermaidPie("Where the mean steady step goes ("+units.Dur(step)+")", labels, values, bucketColors))
-	}
-	var ids []string
-	var wasted []int64
-	var top int64
-	for _, f := range r.Findings {
-		if f.WastedNS > 0 {
-			ids = append(ids, f.ID)
-			wasted = append(wasted, f.WastedNS)
-			top = max(top, f.WastedNS)
-		}
-	}
-	if len(ids) > 0 {
-		unit, div := timeUnit(top)
-		values := make([]float64, len(wasted))
-		for i, w := range wasted {
-			values[i] = float64(w) / div
-		}
-		charts = append(charts, mermaidBars("Wasted time per step by finding ("+unit+")", unit+" per step", ids, values, true))
-	}
-	return charts
-}
-
-// diffCharts compare the median step before and after.
-func diffCharts(d *compare.Diff) [][]string {
-	bs, as := d.Before.Steps.MedianNS, d.After.Steps.MedianNS
-	if bs <= 0 && as <= 0 {
-		return nil
-	}
-	unit, div := timeUnit(max(bs, as))
-	return [][]string{mermaidBars("Median step ("+unit+")", unit, []string{"before", "after"},
-		[]float64{float64(bs) / div, float64(as) / div}, false)}
-}
-
-// replayCharts show the measured mean step of each variant, the figure
-// the replay's speedups compare (none in a dry run).
-func replayCharts(r *replay.Result) [][]string {
-	if r.DryRun || len(r.Variants) == 0 {
-		return nil
-	}
-	var top int64
-	for _, v := range r.Variants {
-		top = max(top, v.StepNSMean)
-	}
-	unit, div := timeUnit(top)
-	labels := make([]string, len(r.Variants))
-	values := make([]float64, len(r.Variants))
-	for i, v := range r.Variants {
-		labels[i], values[i] = v.Name, float64(v.StepNSMean)/div
-	}
-	return [][]string{mermaidBars("Measured mean step per variant ("+unit+")", unit, labels, values, true)}
 }

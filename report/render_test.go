@@ -8,22 +8,46 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/stats"
 	"github.com/traceaudit/traceaudit/internal/version"
 )
 
 func TestRenderUnsupported(t *testing.T) {
 	r := &audit.Analysis{File: "a.json", Findings: nil}
 	for _, c := range []struct {
-		f   Format
-		doc any
-	}{{Text, struct{}{}}, {Markdown, 42}, {CSV, r}, {"yaml", r}, {JSON, []int{1}}} {
+		f    Format
+		doc  *Document
+		want string
+	}{
+		{Text, ForValue(struct{}{}), "report: text of struct {}: "},
+		{Markdown, ForValue(42), "report: markdown of int: "},
+		{CSV, ForAnalysis(r), "report: csv of *audit.Analysis: "},
+		{HTML, ForBatch(&audit.Batch{}), "report: html of *audit.Batch: "},
+		{ChromeTrace, ForDiff(&compare.Diff{}), "report: chrome-trace of *compare.Diff: "},
+		{"yaml", ForAnalysis(r), `report: "yaml": `},
+		{JSON, ForValue([]int{1}), "report: json of []int: "},
+	} {
 		var buf bytes.Buffer
-		if err := Render(&buf, c.f, c.doc, Options{}); !errors.Is(err, ErrFormat) {
-			t.Errorf("%s of %T: %v, want ErrFormat", c.f, c.doc, err)
+		err := c.doc.Render(&buf, c.f, Options{})
+		if !errors.Is(err, ErrFormat) || err.Error() != c.want+ErrFormat.Error() {
+			t.Errorf("%s of %T: %v, want %s%v", c.f, c.doc.value, err, c.want, ErrFormat)
 		}
 		if buf.Len() != 0 {
-			t.Errorf("%s of %T wrote %q", c.f, c.doc, buf.String())
+			t.Errorf("%s of %T wrote %q", c.f, c.doc.value, buf.String())
 		}
+	}
+}
+
+// TestPlotWithoutFolder: a document without a report folder says so,
+// naming its type; one whose folder holds only its renderings draws
+// nothing.
+func TestPlotWithoutFolder(t *testing.T) {
+	if err := ForStats(&stats.Stats{}).Plot(nil); !errors.Is(err, ErrFormat) || err.Error() != "report folder of *stats.Stats: "+ErrFormat.Error() {
+		t.Errorf("stats: %v", err)
+	}
+	if err := ForBatch(&audit.Batch{}).Plot(nil); err != nil {
+		t.Errorf("batch: %v", err)
 	}
 }
 
@@ -32,7 +56,7 @@ func TestRenderUnsupported(t *testing.T) {
 func TestRenderJSONStamped(t *testing.T) {
 	r := &audit.Analysis{File: "a.json", Format: "chrome-trace", WindowNS: 7}
 	var buf bytes.Buffer
-	if err := Render(&buf, JSON, r, Options{}); err != nil {
+	if err := ForAnalysis(r).Render(&buf, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "{\n  \"schema_version\": 1,\n  \"tool_version\": " + quote(version.Tool()) + ",\n  \"file\": \"a.json\",\n"
@@ -40,7 +64,7 @@ func TestRenderJSONStamped(t *testing.T) {
 		t.Errorf("got\n%s\nwant it to start with\n%s", buf.String(), want)
 	}
 	buf.Reset()
-	if err := Render(&buf, JSON, []*audit.Analysis{r, r}, Options{}); err != nil {
+	if err := ForAnalyses([]*audit.Analysis{r, r}).Render(&buf, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var arr []map[string]any
@@ -53,7 +77,7 @@ func TestRenderJSONStamped(t *testing.T) {
 		}
 	}
 	buf.Reset()
-	if err := Render(&buf, JSON, struct{}{}, Options{}); err != nil || buf.String() != "{\n  \"schema_version\": 1,\n  \"tool_version\": "+quote(version.Tool())+"\n}\n" {
+	if err := ForValue(struct{}{}).Render(&buf, JSON, Options{}); err != nil || buf.String() != "{\n  \"schema_version\": 1,\n  \"tool_version\": "+quote(version.Tool())+"\n}\n" {
 		t.Errorf("empty object: %v %q", err, buf.String())
 	}
 }

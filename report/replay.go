@@ -9,6 +9,23 @@ import (
 	"github.com/traceaudit/traceaudit/replay"
 )
 
+// ForReplay is the document of a replay or of its plan (a dry run): text,
+// Markdown, JSON and HTML; the report folder of a replay that ran shows
+// the measured and predicted step of each variant.
+func ForReplay(r *replay.Result) *Document {
+	return &Document{value: r, formats: map[Format]renderer{
+		Text:     asText(func(p *printer) { replayText(p, r) }),
+		Markdown: asMarkdown(func(p *printer, o Options) { replayMarkdown(p, r, o) }),
+		JSON:     asJSON(r),
+		HTML:     asHTML(func() htmlPage { return replayHTML(r) }),
+	}, plots: func(p Plotter) error {
+		if r.DryRun {
+			return nil
+		}
+		return p.Replay(r)
+	}}
+}
+
 // planLine describes the replayed step in one line.
 func planLine(r *replay.Result) string {
 	st := r.Step
@@ -243,4 +260,65 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 	}
 	mdPlots(p, o.Plots, false)
 	mdCommand(p, o.Command)
+}
+
+func replayHTML(r *replay.Result) htmlPage {
+	pg := htmlPage{Title: "traceaudit replay: " + filepath.Base(r.File)}
+	if r.DryRun {
+		pg.Sub = []string{"Dry run: the plan only, nothing was run."}
+	} else {
+		pg.Sub = []string{fmt.Sprintf("On %s, %d measured steps per variant.", r.Device, r.Steps)}
+	}
+	pg.Lead = []string{fmt.Sprintf("Observed in the trace: step %s (mean), %s (median), GPU %s per step. Replayed step: %s.",
+		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), planLine(r))}
+	t := htmlTable{ID: "variants", Caption: "Variants"}
+	if r.DryRun {
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup")}
+		for _, v := range r.Variants {
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
+		}
+		if len(r.Notes) > 0 {
+			pg.NotesTitle = "Notes"
+			for _, n := range r.Notes {
+				pg.Notes = append(pg.Notes, htmlNote{Text: n})
+			}
+		}
+	} else {
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
+		for _, v := range r.Variants {
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
+				cn(units.Speedup(v.PredictedSpeedup)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
+		}
+		if l := boxLine(r); l != "" {
+			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")
+		}
+		if f := r.Fidelity; f != nil {
+			pg.Lead = append(pg.Lead, fmt.Sprintf("Fidelity of the observed replay (means): step %.2f, median step %.2f, GPU %.2f.", f.Step, f.StepMedian, f.GPU))
+			pg.NotesTitle = "Notes"
+			for _, n := range notes(r) {
+				pg.Notes = append(pg.Notes, htmlNote{Text: n})
+			}
+		}
+	}
+	pg.Tables = append(pg.Tables, t)
+	return pg
+}
+
+// replayCharts show the measured mean step of each variant, the figure
+// the replay's speedups compare (none in a dry run).
+func replayCharts(r *replay.Result) [][]string {
+	if r.DryRun || len(r.Variants) == 0 {
+		return nil
+	}
+	var top int64
+	for _, v := range r.Variants {
+		top = max(top, v.StepNSMean)
+	}
+	unit, div := timeUnit(top)
+	labels := make([]string, len(r.Variants))
+	values := make([]float64, len(r.Variants))
+	for i, v := range r.Variants {
+		labels[i], values[i] = v.Name, float64(v.StepNSMean)/div
+	}
+	return [][]string{mermaidBars("Measured mean step per variant ("+unit+")", unit, labels, values, true)}
 }

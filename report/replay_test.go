@@ -36,13 +36,13 @@ func measuredReport() *replay.Result {
 func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 	r := measuredReport()
 	var txt, md, page bytes.Buffer
-	if err := Render(&txt, Text, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&txt, Text, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Render(&md, Markdown, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&md, Markdown, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Render(&page, HTML, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&page, HTML, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, out := range []string{txt.String(), md.String(), page.String()} {
@@ -60,7 +60,7 @@ func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := Render(&js, JSON, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&js, JSON, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc map[string]any
@@ -88,10 +88,10 @@ func TestReplayKernelFloorAndStatistics(t *testing.T) {
 	r.Step.Launches = &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}
 	r.Box = &replay.Box{KernelNS: 1_100, KernelFloorNS: 690}
 	var txt, md bytes.Buffer
-	if err := Render(&txt, Text, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&txt, Text, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Render(&md, Markdown, r, Options{}); err != nil {
+	if err := ForReplay(r).Render(&md, Markdown, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	line := "ne launch-bound kernel here: 1.10 µs back to back in a CUDA graph (an empty kernel: 690 ns, taken out of each kernel's spin); in the trace: 935 ns"
@@ -116,7 +116,7 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 	r := replay.NewResult(p, "", nil, 0, nil)
 	for _, f := range []Format{Text, Markdown, HTML} {
 		var b bytes.Buffer
-		if err := Render(&b, f, r, Options{}); err != nil {
+		if err := ForReplay(r).Render(&b, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		// Text wraps lines: compare with the line breaks taken out.
@@ -132,7 +132,7 @@ func TestReplaySaysTheProfilerCostTakenOut(t *testing.T) {
 	r = replay.NewResult(p, "", nil, 0, nil)
 	for _, f := range []Format{Text, Markdown, HTML} {
 		var b bytes.Buffer
-		if err := Render(&b, f, r, Options{}); err != nil {
+		if err := ForReplay(r).Render(&b, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		out := strings.Join(strings.Fields(html.UnescapeString(b.String())), " ")
@@ -154,7 +154,7 @@ func TestReplayDryRunNotes(t *testing.T) {
 		r := replay.NewResult(p, "", nil, 0, nil)
 		for _, f := range []Format{Text, Markdown, HTML} {
 			var b bytes.Buffer
-			if err := Render(&b, f, r, Options{}); err != nil {
+			if err := ForReplay(r).Render(&b, f, Options{}); err != nil {
 				t.Fatal(err)
 			}
 			out := html.UnescapeString(b.String())

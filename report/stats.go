@@ -1,10 +1,3 @@
-// Package report renders traceaudit's results for people and programs:
-// text for the terminal, Markdown (with Mermaid charts) for pull requests,
-// a self-contained HTML page, an annotated Chrome trace for Perfetto, CSV
-// tables and JSON for tools, one renderer per format behind Render. Names
-// from traces are escaped for each format (escape.go). Plots live in
-// report/plot, report folders in report/folder. Reports never see file
-// formats.
 package report
 
 import (
@@ -16,6 +9,15 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
+
+// ForStats is the document of `traceaudit stats`, what a trace records:
+// text and JSON, no report folder.
+func ForStats(s *stats.Stats) *Document {
+	return &Document{value: s, formats: map[Format]renderer{
+		Text: asText(func(p *printer) { statsText(p, s) }),
+		JSON: asJSON(s),
+	}}
+}
 
 // statsText writes the short human summary of `traceaudit stats`.
 func statsText(p *printer, s *stats.Stats) {

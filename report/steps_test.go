@@ -23,7 +23,7 @@ func TestStepTablesMarkExcludedSteps(t *testing.T) {
 	want := []string{"ProfilerStep#1 (start-up, excluded)", "step 2", "ProfilerStep#3 (paused, excluded)", "ProfilerStep#4 (loop end, excluded)"}
 	for _, f := range []Format{Markdown, HTML} {
 		var b bytes.Buffer
-		if err := Render(&b, f, r, Options{}); err != nil {
+		if err := ForAnalysis(r).Render(&b, f, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range want {

@@ -12,6 +12,16 @@ import (
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
+// ForTable is the document of one full stats table (`traceaudit stats
+// --report`): text, CSV and JSON, no report folder.
+func ForTable(t *stats.Table) *Document {
+	return &Document{value: t, formats: map[Format]renderer{
+		Text: asText(func(p *printer) { tableText(p, t) }),
+		CSV:  func(w io.Writer, _ Options) error { return tableCSV(w, t) },
+		JSON: asJSON(t),
+	}}
+}
+
 // tableTitles head the text tables.
 var tableTitles = map[string]string{
 	"kernels": "GPU kernels",

@@ -1,19 +1,16 @@
-// Package folder writes a report folder (`--out DIR`): report.md,
-// report.json and report.html rendered by package report, annotated.json
-// (the annotated Chrome trace) for analyze reports, and the document's
-// plots as PNG and SVG from report/plot (inline SVG in report.html). It is
-// the one folder writer of traceaudit:
-// internal/outdir makes the write atomic and refuses any folder traceaudit
-// did not write.
+// Package folder writes a report folder (`--out DIR`): each of report.md,
+// report.json, annotated.json (the annotated Chrome trace) and report.html
+// that its report.Document renders, and the figures the document asks
+// for, drawn by report/plot as PNG and SVG (inline SVG in report.html). It
+// is the one folder writer of traceaudit: internal/outdir makes the write
+// atomic and refuses any folder traceaudit did not write.
 package folder
 
 import (
 	"bytes"
 	"context"
-	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
-	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/internal/outdir"
 	"github.com/traceaudit/traceaudit/replay"
@@ -24,7 +21,7 @@ import (
 // Write writes doc's report folder at dir. On any error the previous
 // folder stays as it was and nothing is left behind; a folder traceaudit
 // did not write is refused (outdir.ErrRefused).
-func Write(ctx context.Context, dir string, doc any, o report.Options) error {
+func Write(ctx context.Context, dir string, doc *report.Document, o report.Options) error {
 	w, err := outdir.New(dir)
 	if err != nil {
 		return err
@@ -40,35 +37,18 @@ func Write(ctx context.Context, dir string, doc any, o report.Options) error {
 	return w.Commit()
 }
 
-func fill(ctx context.Context, w *outdir.Writer, doc any, o report.Options) error {
-	figs, err := figures(doc)
-	if err != nil {
+func fill(ctx context.Context, w *outdir.Writer, doc *report.Document, o report.Options) error {
+	pl := &plotter{ctx: ctx, w: w}
+	if err := doc.Plot(pl); err != nil {
 		return err
 	}
-	o.Plots = nil
-	for _, f := range figs {
-		if err := ctx.Err(); err != nil {
-			return err // interrupted: stop drawing
+	o.Plots = pl.plots
+	for _, out := range files {
+		if !doc.Has(out.format) {
+			continue
 		}
-		png, err := f.PNG()
-		if err != nil {
-			return err
-		}
-		svg, err := f.SVG()
-		if err != nil {
-			return err
-		}
-		if err := w.File(f.Name+".png", png); err != nil {
-			return err
-		}
-		if err := w.File(f.Name+".svg", svg); err != nil {
-			return err
-		}
-		o.Plots = append(o.Plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption, SVG: svg})
-	}
-	for _, out := range files(doc) {
 		var buf bytes.Buffer
-		if err := report.Render(&buf, out.format, doc, o); err != nil {
+		if err := doc.Render(&buf, out.format, o); err != nil {
 			return err
 		}
 		if err := w.File(out.name, buf.Bytes()); err != nil {
@@ -84,46 +64,65 @@ type file struct {
 	format report.Format
 }
 
-// files are the rendered files of a document's folder.
-func files(doc any) []file {
-	out := []file{{"report.md", report.Markdown}, {"report.json", report.JSON}}
-	switch doc.(type) {
-	case *compare.JobDiff, *audit.Batch:
-		return out // several reports: report.md and report.json hold them all
-	case *audit.Analysis:
-		out = append(out, file{"annotated.json", report.ChromeTrace})
-	}
-	return append(out, file{"report.html", report.HTML})
+// files are the renderings a report folder holds, in the order written:
+// each of them that its document has.
+var files = []file{{"report.md", report.Markdown}, {"report.json", report.JSON}, {"annotated.json", report.ChromeTrace}, {"report.html", report.HTML}}
+
+// plotter draws a document's figures with report/plot, writes each into
+// the folder as PNG and SVG, and keeps them for the renderings to show.
+type plotter struct {
+	ctx   context.Context
+	w     *outdir.Writer
+	plots []report.Plot
 }
 
-// figures are the plots of a document, in report order.
-func figures(doc any) ([]*plot.Figure, error) {
-	var build []func() (*plot.Figure, error)
-	switch d := doc.(type) {
-	case *audit.Analysis:
-		return plot.Analyze(d)
-	case *compare.Diff:
-		build = append(build, func() (*plot.Figure, error) { return plot.NewStepsDiff(d.Before, d.After) })
-	case *job.Analysis:
-		build = append(build, func() (*plot.Figure, error) { return plot.NewRanks(d) })
-	case *compare.JobDiff, *audit.Batch:
-		// report.md and report.json only
-	case *replay.Result:
-		if !d.DryRun {
-			build = append(build, func() (*plot.Figure, error) { return plot.NewReplay(replayBars(d)) })
-		}
-	default:
-		return nil, fmt.Errorf("report folder of %T: %w", doc, report.ErrFormat)
+func (p *plotter) Analysis(r *audit.Analysis) error {
+	figs, err := plot.Analyze(r)
+	if err != nil {
+		return err
 	}
-	out := make([]*plot.Figure, 0, len(build))
-	for _, b := range build {
-		f, err := b()
+	return p.write(figs...)
+}
+
+func (p *plotter) StepsDiff(before, after *audit.Analysis) error {
+	return p.draw(plot.NewStepsDiff(before, after))
+}
+
+func (p *plotter) Ranks(j *job.Analysis) error { return p.draw(plot.NewRanks(j)) }
+
+func (p *plotter) Replay(r *replay.Result) error { return p.draw(plot.NewReplay(replayBars(r))) }
+
+// draw writes one figure, or returns the error of building it.
+func (p *plotter) draw(f *plot.Figure, err error) error {
+	if err != nil {
+		return err
+	}
+	return p.write(f)
+}
+
+// write writes figures as PNG and SVG, stopping when interrupted.
+func (p *plotter) write(figs ...*plot.Figure) error {
+	for _, f := range figs {
+		if err := p.ctx.Err(); err != nil {
+			return err // interrupted: stop drawing
+		}
+		png, err := f.PNG()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, f)
+		svg, err := f.SVG()
+		if err != nil {
+			return err
+		}
+		if err := p.w.File(f.Name+".png", png); err != nil {
+			return err
+		}
+		if err := p.w.File(f.Name+".svg", svg); err != nil {
+			return err
+		}
+		p.plots = append(p.plots, report.Plot{File: f.Name + ".png", Title: f.Title, Caption: f.Caption, SVG: svg})
 	}
-	return out, nil
+	return nil
 }
 
 // replayBars are the measured and predicted step times of each variant.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/compare"
 	"github.com/traceaudit/traceaudit/driver"
+	"github.com/traceaudit/traceaudit/report"
 )
 
 // DiffOptions are the inputs of `traceaudit diff`.
@@ -79,7 +80,7 @@ func diffRun(opts *DiffOptions) error {
 	switch {
 	case b.Kind == driver.KindJob && a.Kind == driver.KindJob:
 		d := compare.CompareJobs(b.Job, a.Job)
-		if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
+		if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForJobDiff(d)); err != nil {
 			return err
 		}
 		return failIf(opts.FailOn, d.Worst(), "new or regressed findings")
@@ -87,7 +88,7 @@ func diffRun(opts *DiffOptions) error {
 		return usagef("diff: %s is %s and %s is %s: compare one trace with another, or a job with a job", opts.Before, kindName(b), opts.After, kindName(a))
 	}
 	d := compare.Compare(b.Single, a.Single)
-	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, d); err != nil {
+	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForDiff(d)); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, d.Worst(), "new or regressed findings")

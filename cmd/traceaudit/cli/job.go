@@ -81,7 +81,7 @@ func jobRun(opts *JobOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, j); err != nil {
+	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForJob(j)); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, report.MaxJobSeverity(j), "findings")

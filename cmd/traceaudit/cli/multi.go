@@ -67,12 +67,12 @@ func analyzeInputs(ios *IO, args []string, cfg *analyze.Config, forceJob, keep b
 }
 
 // docOf is the document to render for an analysis, and its worst finding.
-func docOf(res *driver.Result) (any, analyze.Severity) {
+func docOf(res *driver.Result) (*report.Document, analyze.Severity) {
 	switch res.Kind {
 	case driver.KindJob:
-		return res.Job, report.MaxJobSeverity(res.Job)
+		return report.ForJob(res.Job), report.MaxJobSeverity(res.Job)
 	case driver.KindBatch:
-		return res.Batch, report.MaxSeverity(res.Batch.Files...)
+		return report.ForBatch(res.Batch), report.MaxSeverity(res.Batch.Files...)
 	}
-	return res.Single, report.MaxSeverity(res.Single)
+	return report.ForAnalysis(res.Single), report.MaxSeverity(res.Single)
 }

@@ -23,13 +23,13 @@ func checkOut(dir string) error {
 // the report folder there; args (the command line) are quoted in Markdown
 // reports. Everything is rendered before anything is written, and the
 // folder before stdout, so a failure leaves no partial output.
-func emit(ios *IO, format, outDir string, args []string, doc any) error {
+func emit(ios *IO, format, outDir string, args []string, doc *report.Document) error {
 	o := report.Options{Command: strings.Join(args, " ")}
 	if format == string(report.Text) {
 		o.Color = ios.Color
 	}
 	var buf bytes.Buffer
-	if err := report.Render(&buf, report.Format(format), doc, o); err != nil {
+	if err := doc.Render(&buf, report.Format(format), o); err != nil {
 		return err
 	}
 	ctx := ios.context()

@@ -448,7 +448,7 @@ func TestFolderWriteInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	parent := t.TempDir()
-	if err := folder.Write(ctx, filepath.Join(parent, "audit"), res.Single, report.Options{}); !errors.Is(err, context.Canceled) {
+	if err := folder.Write(ctx, filepath.Join(parent, "audit"), report.ForAnalysis(res.Single), report.Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("write with a cancelled context: %v", err)
 	}
 	if es, _ := os.ReadDir(parent); len(es) != 0 {

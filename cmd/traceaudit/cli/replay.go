@@ -16,6 +16,7 @@ import (
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
 	"github.com/traceaudit/traceaudit/replay/cudaexec"
+	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -169,7 +170,7 @@ func replayRun(opts *ReplayOptions) error {
 			return err
 		}
 	}
-	return emit(opts.IO, opts.Format, opts.OutDir, opts.Args, rep)
+	return emit(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForReplay(rep))
 }
 
 // replayTimeline reads the trace to replay: the one trace given, or the

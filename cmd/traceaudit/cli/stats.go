@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/stats"
+	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/timeline/timelinetext"
 )
 
@@ -76,11 +77,11 @@ func statsRun(opts *StatsOptions) error {
 		return timelinetext.Encode(opts.IO.Out, tl)
 	}
 	if opts.Report == "" {
-		return emit(opts.IO, opts.Format, "", nil, stats.Compute(tl))
+		return emit(opts.IO, opts.Format, "", nil, report.ForStats(stats.Compute(tl)))
 	}
 	t, err := stats.NewTable(tl, opts.Report)
 	if err != nil {
 		return usagef("--report: %v", err)
 	}
-	return emit(opts.IO, opts.Format, "", nil, t)
+	return emit(opts.IO, opts.Format, "", nil, report.ForTable(t))
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/internal/version"
+	"github.com/traceaudit/traceaudit/report"
 )
 
 // VersionOptions are the inputs of `traceaudit version`.
@@ -46,7 +47,7 @@ the platform; --format json adds the schema version of the JSON documents.`,
 func versionRun(opts *VersionOptions) error {
 	info := version.Get()
 	if opts.Format == "json" {
-		return emit(opts.IO, "json", "", nil, info)
+		return emit(opts.IO, "json", "", nil, report.ForValue(info))
 	}
 	_, err := fmt.Fprintln(opts.IO.Out, info.String())
 	return err
