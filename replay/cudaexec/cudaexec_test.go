@@ -140,8 +140,9 @@ func TestGPUReplayCopies(t *testing.T) {
 // kernels of 935 ns launched every 10 µs. Each replayed kernel spins for
 // 935 ns less the floor (an empty kernel back to back, measured first), so
 // it takes less back to back than the floor plus the whole 935 ns (run 2:
-// 1.62 µs against PyTorch's 1.20 µs); the log gives the graph's step for
-// the README (PyTorch's graph of those kernels: 0.96 ms on an H200).
+// 1.62 µs against PyTorch's 1.20 µs); the log gives the graph's step,
+// which the calibration log (docs/calibration.md) sets beside PyTorch's
+// graph of those kernels (0.96 ms on an H200).
 func TestGPUKernelFloor(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}

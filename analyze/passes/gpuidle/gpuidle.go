@@ -139,8 +139,9 @@ func run(p *analyze.Pass) (any, error) {
 }
 
 // The cost of one event torch.profiler records, least and most: what the
-// replay calibration measured on an H200 box (README, "The profiler's own
-// cost": 0.58 to 2.44 µs an event across runs and loops).
+// replay calibration measured on an H200 box (docs/replay.md, "The
+// profiler's own cost"; docs/calibration.md, run 8: 0.58 to 2.44 µs an
+// event across runs and loops).
 const (
 	ProfilerEventLoNS = 600
 	ProfilerEventHiNS = 2_400
