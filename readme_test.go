@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/traceaudit/traceaudit/cmd/traceaudit/cli"
 	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
@@ -92,5 +93,114 @@ func TestReadmeMermaid(t *testing.T) {
 		if i < len(want) && b != want[i] {
 			t.Errorf("%s chart %d differs from traceaudit's output:\n%s\nwant\n%s", mermaidPage, i, b, want[i])
 		}
+	}
+}
+
+// TestReadmeQuickStart: the README's quick start shows lines that
+// traceaudit prints for the shipped sample trace, in its order ("..."
+// marks what the excerpt leaves out).
+func TestReadmeQuickStart(t *testing.T) {
+	const command = "    $ ./bin/traceaudit analyze fixtures/r0_baseline.pt.trace.json.gz"
+	lines := strings.Split(readDoc(t, "README.md"), "\n")
+	start := slices.Index(lines, command)
+	if start < 0 {
+		t.Fatalf("README.md lacks the quick start command %q", strings.TrimSpace(command))
+	}
+	var excerpt []string
+	for _, l := range lines[start+1:] {
+		if l != "" && !strings.HasPrefix(l, "    ") {
+			break
+		}
+		if l = strings.TrimPrefix(l, "    "); strings.TrimSpace(l) != "" && strings.TrimSpace(l) != "..." {
+			excerpt = append(excerpt, l)
+		}
+	}
+	if len(excerpt) < 5 {
+		t.Fatalf("README.md's quick start shows %d lines of output", len(excerpt))
+	}
+	var out, errb bytes.Buffer
+	if code := cli.Run([]string{"analyze", "fixtures/r0_baseline.pt.trace.json.gz"}, &cli.IO{Out: &out, Err: &errb}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	printed := strings.Split(out.String(), "\n")
+	at := 0
+	for _, l := range excerpt {
+		i := slices.Index(printed[at:], l)
+		if i < 0 {
+			t.Errorf("README.md's quick start shows a line traceaudit does not print there:\n%s\ntraceaudit prints:\n%s", l, out.String())
+			return
+		}
+		at += i + 1
+	}
+}
+
+var (
+	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	fenceRe = regexp.MustCompile("(?ms)^```.*?^```")
+	heading = regexp.MustCompile(`(?m)^#{1,6} (.+)$`)
+)
+
+// anchors returns the anchors GitHub gives the headings of a Markdown page:
+// lower case, punctuation dropped, spaces as hyphens, "-1", "-2" for
+// repeats.
+func anchors(md string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range heading.FindAllStringSubmatch(fenceRe.ReplaceAllString(md, ""), -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(strings.TrimSpace(m[1])) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		for n, s := 0, a; ; n++ {
+			if !out[s] {
+				out[s] = true
+				break
+			}
+			s = a + "-" + string(rune('0'+n+1))
+		}
+	}
+	return out
+}
+
+// TestDocLinks: every relative link and image of the README and the manual
+// names a file of the repository, and every anchor a heading of its page.
+func TestDocLinks(t *testing.T) {
+	n := 0
+	for _, f := range docFiles(t) {
+		doc := readDoc(t, f)
+		for _, m := range mdLink.FindAllStringSubmatch(fenceRe.ReplaceAllString(doc, ""), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			n++
+			path, frag, _ := strings.Cut(target, "#")
+			file := f
+			if path != "" {
+				file = filepath.Join(filepath.Dir(f), filepath.FromSlash(path))
+				if _, err := os.Stat(file); err != nil {
+					t.Errorf("%s links to %s: %v", f, target, err)
+					continue
+				}
+			}
+			if frag == "" {
+				continue
+			}
+			if !strings.HasSuffix(file, ".md") {
+				t.Errorf("%s links to %s: an anchor in a file that is not Markdown", f, target)
+				continue
+			}
+			if !anchors(readDoc(t, file))[frag] {
+				t.Errorf("%s links to %s: %s has no heading with the anchor #%s", f, target, file, frag)
+			}
+		}
+	}
+	if n < 20 {
+		t.Errorf("found only %d relative links in the README and the manual", n)
 	}
 }
