@@ -67,7 +67,7 @@ lint:
 # Benchmarks: the Go benchmarks of the readers and analyzers, then
 # traceaudit against the Python references on generated 250 MB and 1 GB
 # Chrome traces and a 2 M-row nsys export, each as its own process (see
-# README, "Performance"). BENCHFLAGS=-skip-1gb skips the 1 GB trace.
+# docs/performance.md). BENCHFLAGS=-skip-1gb skips the 1 GB trace.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./ingest/... ./analyze/...
 	$(GO) run ./cmd/benchrun $(BENCHFLAGS)

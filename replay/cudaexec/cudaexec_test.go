@@ -141,7 +141,7 @@ func TestGPUReplayCopies(t *testing.T) {
 // launched every 10 µs. Each replayed kernel spins for 935 ns less the
 // floor (an empty kernel back to back, measured first), so it takes less
 // back to back than the floor plus the whole 935 ns; the log gives the
-// graph's step for the README.
+// graph's step for docs/calibration.md.
 func TestGPUKernelFloor(t *testing.T) {
 	ex := gpu(t)
 	l := &replay.Launches{Kernels: 800, KernelNS: 935, IntervalNS: 10_000}

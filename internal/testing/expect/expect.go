@@ -268,9 +268,9 @@ func severity(f *analyze.Finding) string {
 	return f.Severity.String()
 }
 
-// Table writes the entries as a Markdown table for the README: the trace,
-// the verdict classes, the findings expected (with their least severity)
-// and those that must not appear.
+// Table writes the entries as a Markdown table for the manual
+// (docs/analyze.md): the trace, the verdict classes, the findings expected
+// (with their least severity) and those that must not appear.
 func Table(entries []*Entry) string {
 	var b strings.Builder
 	b.WriteString("| trace | verdict | expected | must not see |\n|---|---|---|---|\n")

@@ -16,7 +16,7 @@ import (
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
-var update = flag.Bool("update", false, "rewrite the expectations table in README.md")
+var update = flag.Bool("update", false, "rewrite the expectations table in "+tablePage)
 
 func load(t *testing.T) []*Entry {
 	t.Helper()
@@ -125,36 +125,52 @@ func TestExpectations(t *testing.T) {
 	}
 }
 
+// tablePage is the page of the manual that shows the expectations table,
+// relative to the repository root.
+const tablePage = "docs/analyze.md"
+
 const (
 	tableBegin = "<!-- expectations table: go test ./internal/testing/expect -update writes it -->"
 	tableEnd   = "<!-- end of the expectations table -->"
 )
 
-// TestReadmeTable: the README shows the expectations as a table generated
-// from the file (go test ./internal/testing/expect -update rewrites it).
+// TestReadmeTable: the manual (tablePage, "What an expert expects on each
+// real trace") shows the expectations as a table generated from the file
+// (go test ./internal/testing/expect -update rewrites it).
 func TestReadmeTable(t *testing.T) {
-	readmePath := filepath.Join(testfix.Root(), "README.md")
-	readme, err := os.ReadFile(readmePath)
+	pagePath := filepath.Join(testfix.Root(), filepath.FromSlash(tablePage))
+	page, err := os.ReadFile(pagePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	i, j := bytes.Index(readme, []byte(tableBegin)), bytes.Index(readme, []byte(tableEnd))
+	i, j := bytes.Index(page, []byte(tableBegin)), bytes.Index(page, []byte(tableEnd))
 	if i < 0 || j < i {
-		t.Fatalf("README.md lacks the markers %q and %q around the expectations table", tableBegin, tableEnd)
+		t.Fatalf("%s lacks the markers %q and %q around the expectations table", tablePage, tableBegin, tableEnd)
+	}
+	// The table lives on one page: a copy elsewhere in the README or the
+	// manual would not be checked.
+	others, _ := filepath.Glob(filepath.Join(testfix.Root(), "docs", "*.md"))
+	for _, f := range append(others, filepath.Join(testfix.Root(), "README.md")) {
+		if f == pagePath {
+			continue
+		}
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(tableBegin)) {
+			t.Errorf("%s holds an expectations table too: it belongs in %s only", f, tablePage)
+		}
 	}
 	want := tableBegin + "\n" + Table(load(t)) + tableEnd
-	got := string(readme[i : j+len(tableEnd)])
+	got := string(page[i : j+len(tableEnd)])
 	if got == want {
 		return
 	}
 	if *update {
-		out := append(append(append([]byte{}, readme[:i]...), want...), readme[j+len(tableEnd):]...)
-		if err := os.WriteFile(readmePath, out, 0o644); err != nil {
+		out := append(append(append([]byte{}, page[:i]...), want...), page[j+len(tableEnd):]...)
+		if err := os.WriteFile(pagePath, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
 	}
-	t.Errorf("README.md's expectations table differs from expectations.txt: go test ./internal/testing/expect -update rewrites it")
+	t.Errorf("%s's expectations table differs from expectations.txt: go test ./internal/testing/expect -update rewrites it", tablePage)
 }
 
 // TestParse checks the file format's rules and errors.
