@@ -1,0 +1,399 @@
+package model
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/traceaudit/traceaudit/analyze/index"
+)
+
+// ProfilerEventNS is the host time torch.profiler adds per event it
+// records, as the model takes it out of a profiled trace: the middle of
+// what the replay calibration measured on an H200 (0.6 to 2.4 µs an event;
+// docs/step-model.md).
+const ProfilerEventNS = 1_500
+
+// Band is how far the simulated step of the unchanged graph may lie from
+// the trace's for the model's estimates to be used.
+const (
+	FidelityLo = 0.9
+	FidelityHi = 1.1
+)
+
+// Transform names: the fixes the model simulates, named as the replay's
+// variants.
+const (
+	Pinned            = "pinned"
+	PinnedCopyStream  = "pinned-copy-stream"
+	PackCopies        = "pack-copies"
+	PrefetchWorkers   = "prefetch-workers"
+	NoSync            = "no-sync"
+	KeepCache         = "keep-cache"
+	ReuseBuffers      = "reuse-buffers"
+	CUDAGraph         = "cuda-graph"
+	All               = "all"
+	maxWorkers        = 32
+	workersWithinBest = 1.05
+)
+
+// Options are what the model needs beyond the index.
+type Options struct {
+	// ProfilerEventNS is the cost per recorded event taken out of a
+	// profiled trace's host time (0: ProfilerEventNS; negative: none).
+	ProfilerEventNS int64
+	// PinnedGBps is the pinned copy bandwidth, in GB/s, where neither the
+	// trace nor its GPU's link gives one (index.Index.Pinned).
+	PinnedGBps float64
+	// RunningWorkers is how many DataLoader workers the trace shows
+	// already running (0: the main thread builds each batch).
+	RunningWorkers int
+	// FindingOf names, per transform, the finding whose fix it is: the
+	// transforms planned. Only those that also apply to the step are
+	// simulated, and all composes them.
+	FindingOf map[string]string
+}
+
+// Fix is one transform's simulated step.
+type Fix struct {
+	// Name is the transform, as the replay's variant is named.
+	Name string `json:"name"`
+	// StepNS is the simulated step with the fix, the profiler's cost
+	// removed; Speedup is Model.StepNS over it.
+	StepNS  int64   `json:"step_ns"`
+	Speedup float64 `json:"speedup"`
+	// Finding is the ID of the finding the fix answers ("" for none).
+	Finding string `json:"finding"`
+	// Workers is prefetch-workers' pool size: the smallest within 5 % of
+	// the best simulated step.
+	Workers int `json:"workers,omitempty"`
+	// Path is the simulated step's critical path with the fix.
+	Path CriticalPath `json:"-"`
+}
+
+// CriticalPath is the share of the simulated step each bucket holds on
+// its critical path.
+type CriticalPath struct {
+	Compute float64 `json:"compute"`
+	Comm    float64 `json:"comm"`
+	Copy    float64 `json:"copy"`
+	Sync    float64 `json:"sync"`
+	OS      float64 `json:"os"`
+	Data    float64 `json:"data"`
+	Other   float64 `json:"other"`
+}
+
+// Model is the analyze document's "model": the simulated steady step and
+// each fix's.
+type Model struct {
+	// Fidelity is the simulated step of the unchanged graph, the
+	// profiler's cost kept, over the trace's mean steady step.
+	Fidelity float64 `json:"fidelity"`
+	// StepNS is the simulated step with the profiler's cost removed;
+	// ProfilerNS the host time per step removed for it.
+	StepNS       int64        `json:"step_ns"`
+	ProfilerNS   int64        `json:"profiler_ns"`
+	CriticalPath CriticalPath `json:"critical_path"`
+	// Fixes are the transforms planned that apply to this step, then all.
+	Fixes []Fix `json:"fixes"`
+	// Why says, when Fidelity is outside the band, what the model could
+	// not reproduce; estimates then come from the bounds.
+	Why string `json:"why,omitempty"`
+}
+
+// Faithful reports whether the model reproduces the trace closely enough
+// for its estimates to stand.
+func (m *Model) Faithful() bool {
+	return m != nil && m.Fidelity >= FidelityLo && m.Fidelity <= FidelityHi
+}
+
+// Fix returns the named transform's result.
+func (m *Model) Fix(name string) (Fix, bool) {
+	if m == nil {
+		return Fix{}, false
+	}
+	for _, f := range m.Fixes {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Fix{}, false
+}
+
+// Build simulates the steady steps of ix and each planned fix that applies. It
+// returns nil when the trace has no steady steps with a main thread that
+// launches GPU work.
+func Build(ix *index.Index, o Options) *Model {
+	if ix.NotSteady != "" || !ix.HasMain || len(ix.Steady) == 0 {
+		return nil
+	}
+	lo, hi, steps := window(ix)
+	if steps == 0 || hi <= lo {
+		return nil
+	}
+	g := build(ix, lo, hi, steps)
+	if g.mainLane < 0 || len(g.nodes) == 0 {
+		return nil
+	}
+	pin := ix.Pinned(o.PinnedGBps).GBps
+	prof := int64(0)
+	if g.profiled {
+		prof = o.ProfilerEventNS
+		if prof == 0 {
+			prof = ProfilerEventNS
+		}
+		prof = max(prof, 0)
+	}
+	observed := (hi - lo) / int64(steps)
+	kept := g.simulate(&costs{pinnedGBps: pin})
+	base := g.simulate(&costs{pinnedGBps: pin, profilerNS: prof})
+	m := &Model{
+		Fidelity:     round3(float64(kept.stepNS) / float64(observed)),
+		StepNS:       base.stepNS,
+		ProfilerNS:   g.removed(prof) / int64(steps),
+		CriticalPath: shares(base.path),
+		Fixes:        []Fix{},
+	}
+	if !m.Faithful() {
+		m.Why = fmt.Sprintf("the simulated step (%s) is %.2fx the trace's mean steady step (%s)", millis(kept.stepNS), m.Fidelity, millis(observed))
+		if lag := g.lagGrowth(); lag > (hi-lo)/20 {
+			m.Why += fmt.Sprintf(": the GPU ends %s behind the host's last step, so the steps are not periodic; capture more steps", millis(lag))
+		} else {
+			m.Why += ": the trace holds dependencies the model does not see (waits between threads or processes)"
+		}
+	}
+	fixes := g.transforms(o, ix)
+	all := costs{pinnedGBps: pin, profilerNS: prof}
+	for _, t := range fixes {
+		c := costs{pinnedGBps: pin, profilerNS: prof}
+		t.set(&c)
+		t.set(&all)
+		f := Fix{Name: t.name, Finding: o.FindingOf[t.name]}
+		if t.name == PrefetchWorkers {
+			f.Workers, _ = g.bestWorkers(c, o.RunningWorkers)
+			c.workers, all.workers = f.Workers, f.Workers
+		}
+		r := g.simulate(&c)
+		f.StepNS, f.Path = r.stepNS, shares(r.path)
+		m.Fixes = append(m.Fixes, f)
+	}
+	if len(fixes) > 0 {
+		if all.workers > 0 {
+			// The other fixes shorten the rest of the step: the pool that
+			// keeps up with it may need more producers.
+			all.workers, _ = g.bestWorkers(all, o.RunningWorkers)
+		}
+		r := g.simulate(&all)
+		m.Fixes = append(m.Fixes, Fix{Name: All, StepNS: r.stepNS, Finding: o.FindingOf[All], Path: shares(r.path), Workers: all.workers})
+	}
+	for i := range m.Fixes {
+		f := &m.Fixes[i]
+		f.StepNS = max(f.StepNS, 1)
+		f.Speedup = round3(math.Max(1, float64(m.StepNS)/float64(f.StepNS)))
+	}
+	return m
+}
+
+// transform is one fix the model can apply.
+type transform struct {
+	name string
+	set  func(*costs)
+}
+
+// transforms lists the fixes that apply to the graph's step, in a fixed
+// order.
+func (g *graph) transforms(o Options, ix *index.Index) []transform {
+	var pageable, htod, small, syncs, allocs, launches int
+	var data, osTime int64
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		if nd.gpu {
+			continue
+		}
+		switch {
+		case nd.copy == htodKind:
+			htod++
+			if nd.pageable {
+				pageable++
+			}
+			if nd.bytes < packBytes {
+				small++
+			}
+		case nd.class == syncClass || nd.readback:
+			syncs++
+		case nd.alloc:
+			allocs++
+		case nd.class == launchClass:
+			launches++
+		}
+		if nd.lane == g.mainLane {
+			data += nd.gapData
+			osTime += nd.gapOS
+		}
+	}
+	per := func(n int) float64 { return float64(n) / float64(g.steps) }
+	var out []transform
+	add := func(ok bool, name string, set func(*costs)) {
+		if _, planned := o.FindingOf[name]; ok && planned {
+			out = append(out, transform{name, set})
+		}
+	}
+	add(pageable > 0, Pinned, func(c *costs) { c.pinned = true })
+	// The copy stream alone: the overlap's gain; with pinned (in all) the
+	// copies also run at the pinned bandwidth.
+	add(htod > 0, PinnedCopyStream, func(c *costs) { c.copyStream = true })
+	add(per(small) >= 16, PackCopies, func(c *costs) { c.packCopies = true })
+	// The loader's fix as its advice writes it: workers and pin_memory.
+	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.RunningWorkers, ix), true })
+	add(syncs > 0, NoSync, func(c *costs) { c.noSync = true })
+	add(allocs > 0, KeepCache, func(c *costs) { c.keepCache = true })
+	add(osTime > 0, ReuseBuffers, func(c *costs) { c.reuseBuffers = true })
+	add(per(launches) >= 20, CUDAGraph, func(c *costs) { c.cudaGraph = true })
+	return out
+}
+
+// loader is the DataLoader model the trace implies. With W workers
+// running, a batch takes about W mean steps to build (design.md); with
+// none, the main thread's data time per fetch is one batch's build.
+// Handing a batch over costs the shortest fetch the trace shows with
+// workers, and 2 % of a batch's build (at least 50 µs) without.
+func (g *graph) loader(running int, ix *index.Index) pool {
+	var fetches []int64
+	for i := range g.nodes {
+		if nd := &g.nodes[i]; !nd.gpu && nd.lane == g.mainLane && nd.gapData > 0 {
+			fetches = append(fetches, nd.gapData)
+		}
+	}
+	if len(fetches) == 0 {
+		return pool{}
+	}
+	slices.Sort(fetches)
+	var sum int64
+	for _, f := range fetches {
+		sum += f
+	}
+	mean := sum / int64(len(fetches))
+	if running > 0 {
+		step := (g.hi - g.lo) / int64(g.steps)
+		perFetch := step * int64(g.steps) / int64(len(fetches))
+		return pool{batchNS: int64(running) * perFetch, handoffNS: fetches[0]}
+	}
+	return pool{batchNS: mean, handoffNS: max(mean/50, min(mean, 50_000))}
+}
+
+// bestWorkers simulates pools of more workers than are running and returns
+// the smallest whose step is within 5 % of the best, and its step.
+func (g *graph) bestWorkers(c costs, running int) (int, int64) {
+	type try struct {
+		n    int
+		step int64
+	}
+	var tries []try
+	for _, n := range []int{1, 2, 3, 4, 6, 8, 12, 16, 24, maxWorkers} {
+		if n <= running {
+			continue
+		}
+		c.workers = n
+		tries = append(tries, try{n, g.simulate(&c).stepNS})
+	}
+	if len(tries) == 0 {
+		return running, g.simulate(&c).stepNS
+	}
+	best := tries[0].step
+	for _, t := range tries {
+		best = min(best, t.step)
+	}
+	for _, t := range tries {
+		if float64(t.step) <= float64(best)*workersWithinBest {
+			return t.n, t.step
+		}
+	}
+	return tries[len(tries)-1].n, tries[len(tries)-1].step
+}
+
+// lagGrowth is how far past the window's end the GPU work launched in it
+// runs: in a periodic loop about as far as the previous window's work ran
+// into it, so a long one says the GPU fell behind over the window.
+func (g *graph) lagGrowth() int64 {
+	var end int64
+	for i := range g.nodes {
+		if nd := &g.nodes[i]; nd.gpu && nd.launch >= 0 {
+			end = max(end, nd.e)
+		}
+	}
+	return max(0, end-g.hi)
+}
+
+// removed is the host time the profiler's cost takes out of the window.
+func (g *graph) removed(prof int64) int64 {
+	if prof <= 0 {
+		return 0
+	}
+	var out int64
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		if nd.gpu {
+			continue
+		}
+		out += min(nd.gap, int64(nd.gapEvents)*prof)
+		dur := nd.e - nd.s
+		if nd.blocking {
+			dur = nd.base
+		}
+		out += dur - max(min(dur, 1_000), dur-int64(nd.events)*prof)
+	}
+	return out
+}
+
+func shares(b index.Breakdown) CriticalPath {
+	t := float64(b.Total())
+	if t <= 0 {
+		return CriticalPath{}
+	}
+	s := func(k index.Bucket) float64 { return round3(float64(b[k]) / t) }
+	return CriticalPath{Compute: s(index.Compute), Comm: s(index.Comm), Copy: s(index.Copy), Sync: s(index.Sync),
+		OS: s(index.OS), Data: s(index.Data), Other: s(index.Other)}
+}
+
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func millis(ns int64) string { return fmt.Sprintf("%.3g ms", float64(ns)/1e6) }
+
+// poolState is a DataLoader pool in one simulation: when each producer is
+// free, and when each batch was taken.
+type poolState struct {
+	p        pool
+	n        int
+	free     []int64
+	consumed []int64
+}
+
+func newPoolState(n int, p pool, t0 int64) poolState {
+	free := make([]int64, n)
+	for i := range free {
+		free[i] = t0
+	}
+	return poolState{p: p, n: n, free: free}
+}
+
+// take is how long the main thread waits for the next batch when it asks
+// at t: the batch is built by the first producer free, once the queue
+// (two batches a producer) has room for it, and handed over.
+func (ps *poolState) take(t int64) int64 {
+	k := len(ps.consumed)
+	j := 0
+	for i, f := range ps.free {
+		if f < ps.free[j] {
+			j = i
+		}
+	}
+	start := ps.free[j]
+	if q := k - 2*ps.n; q >= 0 {
+		start = max(start, ps.consumed[q])
+	}
+	ready := start + ps.p.batchNS
+	ps.free[j] = ready
+	got := max(t, ready) + ps.p.handoffNS
+	ps.consumed = append(ps.consumed, got)
+	return got - t
+}

@@ -1,0 +1,125 @@
+package model
+
+import (
+	"math"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/timeline"
+	tt "github.com/traceaudit/traceaudit/timeline/timelinetest"
+)
+
+const ms = tt.Ms
+
+// loop builds steps of the given length, each made by body at its start.
+func loop(t *testing.T, steps int, step int64, body func(b *tt.Builder, main, s7 timeline.TrackID, at int64)) *index.Index {
+	t.Helper()
+	b := tt.New()
+	main := b.Thread(1, 1, "python")
+	s7 := b.Stream(0, 7)
+	for k := range steps {
+		at := int64(k) * step
+		b.Range(main, "train_step", at, at+step)
+		body(b, main, s7, at)
+	}
+	cfg := analyze.DefaultConfig()
+	return index.New(b.Build(t), cfg)
+}
+
+func near(t *testing.T, what string, got, want, tol float64) {
+	t.Helper()
+	if math.Abs(got-want) > tol {
+		t.Errorf("%s = %.3f, want %.3f ± %.3f", what, got, want, tol)
+	}
+}
+
+// TestSyncCostsMoreThanItsWait: a read-back drains the GPU queue, so the
+// host work after it (4 ms of metrics) runs with an idle GPU; without the
+// sync it overlaps the next step's 5 ms kernel, and the step falls from
+// 9 ms to the kernel's 5 ms.
+func TestSyncCostsMoreThanItsWait(t *testing.T) {
+	ix := loop(t, 8, 9*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Launch(main, s7, "gemm", at, at+10*tt.Us, at+20*tt.Us, at+5*ms)
+		b.Memcpy(main, s7, tt.Copy{Dir: timeline.CopyDtoH, Src: timeline.MemDevice, Dst: timeline.MemPageable, Bytes: 4, API: "cudaMemcpyAsync"},
+			at+20*tt.Us, at+5*ms+15*tt.Us, at+5*ms, at+5*ms+5*tt.Us)
+		b.Op(main, "metrics", at+5*ms+20*tt.Us, at+9*ms-10*tt.Us)
+	})
+	m := Build(ix, Options{FindingOf: map[string]string{NoSync: "sync-api"}})
+	if m == nil {
+		t.Fatal("no model")
+	}
+	near(t, "fidelity", m.Fidelity, 1, 0.02)
+	f, ok := m.Fix(NoSync)
+	if !ok {
+		t.Fatalf("no no-sync fix in %+v", m.Fixes)
+	}
+	near(t, "no-sync speedup", f.Speedup, 9.0/5, 0.1)
+	if m.CriticalPath.Compute < 0.4 || m.CriticalPath.Other < 0.3 {
+		t.Errorf("critical path %+v: want the kernel and the host work after the sync on it", m.CriticalPath)
+	}
+}
+
+// TestPrefetchWorkers: the main thread builds each 8 ms batch itself
+// before 2 ms of GPU work; a pool of N workers hides the build once N is
+// about 8 / 2, and the model picks the smallest N within 5 % of the best.
+func TestPrefetchWorkers(t *testing.T) {
+	ix := loop(t, 6, 10*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Range(main, "get batch", at, at+8*ms)
+		b.Launch(main, s7, "gemm", at+8*ms, at+8*ms+10*tt.Us, at+8*ms+20*tt.Us, at+10*ms-50*tt.Us)
+		b.API(main, "cudaDeviceSynchronize", at+8*ms+20*tt.Us, at+10*ms-40*tt.Us)
+	})
+	m := Build(ix, Options{FindingOf: map[string]string{PrefetchWorkers: "dataloader-wait"}})
+	if m == nil {
+		t.Fatal("no model")
+	}
+	near(t, "fidelity", m.Fidelity, 1, 0.02)
+	f, ok := m.Fix(PrefetchWorkers)
+	if !ok {
+		t.Fatalf("no prefetch-workers fix in %+v", m.Fixes)
+	}
+	if f.Workers < 4 || f.Workers > 8 {
+		t.Errorf("workers = %d, want 4 to 8 (an 8 ms batch against 2 ms of the rest)", f.Workers)
+	}
+	if f.Speedup < 3.5 {
+		t.Errorf("prefetch-workers speedup %.2f, want at least 3.5 (10 ms -> under 2.9 ms)", f.Speedup)
+	}
+	// With workers already running, the pool must grow past them.
+	m = Build(ix, Options{RunningWorkers: 6, FindingOf: map[string]string{PrefetchWorkers: "dataloader-wait"}})
+	if f, _ := m.Fix(PrefetchWorkers); f.Workers <= 6 {
+		t.Errorf("with 6 workers running the model chose %d", f.Workers)
+	}
+}
+
+// TestPinned: a pageable 100 MB copy at 5 GB/s blocks the host 20 ms a
+// step; from pinned memory at 25 GB/s it takes 4 ms and no longer blocks.
+func TestPinned(t *testing.T) {
+	ix := loop(t, 5, 22*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Memcpy(main, s7, tt.Pageable(100_000_000), at, at+20*ms+10*tt.Us, at+10*tt.Us, at+20*ms)
+		b.Launch(main, s7, "gemm", at+20*ms+20*tt.Us, at+20*ms+30*tt.Us, at+20*ms+40*tt.Us, at+22*ms-100*tt.Us)
+		b.API(main, "cudaDeviceSynchronize", at+20*ms+40*tt.Us, at+22*ms-90*tt.Us)
+	})
+	m := Build(ix, Options{PinnedGBps: 25, FindingOf: map[string]string{Pinned: "sync-memcpy"}})
+	near(t, "fidelity", m.Fidelity, 1, 0.02)
+	f, _ := m.Fix(Pinned)
+	// 4 ms of copy and 2 ms of kernel, in stream order: about 6 ms.
+	near(t, "pinned speedup", f.Speedup, 22.0/6, 0.3)
+	if _, ok := m.Fix(NoSync); ok {
+		t.Error("no-sync simulated though no finding planned it")
+	}
+	if a, ok := m.Fix(All); !ok || a.Speedup != f.Speedup {
+		t.Errorf("all = %+v, want pinned's %.3f alone", a, f.Speedup)
+	}
+}
+
+// TestNotSteady: a window that is not a steady loop has no model.
+func TestNotSteady(t *testing.T) {
+	b := tt.New()
+	main := b.Thread(1, 1, "python")
+	s7 := b.Stream(0, 7)
+	b.Launch(main, s7, "gemm", 0, 10*tt.Us, 20*tt.Us, 5*ms)
+	ix := index.New(b.Build(t), analyze.DefaultConfig())
+	if m := Build(ix, Options{}); m != nil && ix.NotSteady != "" {
+		t.Errorf("model %+v of a window that is not steady (%s)", m, ix.NotSteady)
+	}
+}
