@@ -46,6 +46,10 @@ type Analyzer struct {
 	Bands *Bands
 	// VerifyWith names the replay variants that measure its fix.
 	VerifyWith []string
+	// Resize, when set, rewrites one of its findings for the size of the
+	// fix the step model chose (a loader's workers): its detail, fix and
+	// code. p holds the results of Requires, as Run's pass did.
+	Resize func(p *Pass, f *Finding, n int)
 }
 
 func (a *Analyzer) String() string { return a.ID }
@@ -150,6 +154,10 @@ type Finding struct {
 	// at the pinned reference bandwidth, the copy-engine time, ...);
 	// written to JSON as detail.bound.
 	Bound string `json:"-"`
+	// EstimateSource says where EstimatedSpeedup comes from: "model" (the
+	// step model's simulation of the fix) or "bound" (the analyzer's
+	// bounded estimate); written to JSON as detail.estimate_source.
+	EstimateSource string `json:"-"`
 }
 
 // NotObservable says why an analyzer could not run on this input.
@@ -176,6 +184,10 @@ type Config struct {
 	PinnedGBps float64
 	// Bands overrides severity bands per analyzer ID.
 	Bands map[string]Bands
+	// ProfilerEventNS is the host time per event a PyTorch profiler trace
+	// records that the step model takes out before judging (0: the
+	// model's documented constant; negative: none).
+	ProfilerEventNS int64
 	// InfoFloor is the smallest share reported as an info finding; causes
 	// below it, or below half their warning band, are not listed: they are
 	// noise next to what the report is for.

@@ -9,16 +9,22 @@ import (
 type findingJSON Finding
 
 // MarshalJSON writes the finding as the analyze contract has it, with
-// Bound as detail.bound (a string among the detail's numbers).
+// Bound as detail.bound and EstimateSource as detail.estimate_source
+// (strings among the detail's numbers).
 func (f Finding) MarshalJSON() ([]byte, error) {
-	if f.Bound == "" {
+	if f.Bound == "" && f.EstimateSource == "" {
 		return json.Marshal(findingJSON(f))
 	}
-	detail := make(map[string]any, len(f.Detail)+1)
+	detail := make(map[string]any, len(f.Detail)+2)
 	for k, v := range f.Detail {
 		detail[k] = v
 	}
-	detail["bound"] = f.Bound
+	if f.Bound != "" {
+		detail["bound"] = f.Bound
+	}
+	if f.EstimateSource != "" {
+		detail["estimate_source"] = f.EstimateSource
+	}
 	return json.Marshal(struct {
 		findingJSON
 		Detail map[string]any `json:"detail"`
@@ -26,7 +32,8 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 }
 
 // UnmarshalJSON reads a finding written by MarshalJSON: detail.bound goes
-// to Bound, the detail's numbers to Detail.
+// to Bound, detail.estimate_source to EstimateSource, the detail's numbers
+// to Detail.
 func (f *Finding) UnmarshalJSON(b []byte) error {
 	var raw struct {
 		findingJSON
@@ -45,10 +52,14 @@ func (f *Finding) UnmarshalJSON(b []byte) error {
 			}
 			f.Detail[k] = x
 		case string:
-			if k != "bound" {
+			switch k {
+			case "bound":
+				f.Bound = x
+			case "estimate_source":
+				f.EstimateSource = x
+			default:
 				return fmt.Errorf("finding %s: detail.%s: want a number, got a string", f.ID, k)
 			}
-			f.Bound = x
 		default:
 			return fmt.Errorf("finding %s: detail.%s: want a number", f.ID, k)
 		}

@@ -103,6 +103,10 @@ func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	} else {
 		p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
+	if m := modelNote(r.Model); m != "" {
+		p.line("")
+		p.line("%s.", mdEscape(m))
+	}
 	p.line("")
 	findingsTable(p, r)
 	p.line("")

@@ -99,13 +99,18 @@ func findingHTML(f analyze.Finding, origin int64, verify string) htmlFinding {
 
 // figures is a finding's cost in words: its time per step, its share of
 // what it is measured against (the others' step for the straggler, else
-// the steady window) and its estimated speedup.
+// the steady window) and its estimated speedup ("at most" for a bound
+// where the step model ran).
 func figures(f analyze.Finding) string {
 	of := "of the steady window"
 	if f.ID == job.StragglerID {
 		of = "of the others' step"
 	}
-	return fmt.Sprintf("%s per step, %s %s, est. %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, units.Speedup(f.EstimatedSpeedup))
+	est := "est."
+	if f.EstimateSource == "bound" {
+		est = "est. at most" // the step model had no simulation of it: the bound stands
+	}
+	return fmt.Sprintf("%s per step, %s %s, %s %s if fixed", units.Dur(f.WastedNS), units.Pct(f.Share), of, est, units.Speedup(f.EstimatedSpeedup))
 }
 
 // at formats an offset from the start of the trace: "+1.234 s" ("-0.045 s"

@@ -6,6 +6,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -64,10 +65,32 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 	if comm {
 		p.line("GPU busy: kernels %s, collectives %s, copies %s, any work %s of the steady window",
 			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
-		return
+	} else {
+		p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
+			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
 	}
-	p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
-		units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
+	if m := modelNote(r.Model); m != "" {
+		for _, l := range wrap(m, textWidth) {
+			p.line("%s", l)
+		}
+	}
+}
+
+// modelNote says where the estimates come from: the step model's
+// simulation when it reproduces the trace (and what it took out for the
+// profiler's own cost), else the bounds and why; "" without a model.
+func modelNote(m *model.Model) string {
+	if m == nil {
+		return ""
+	}
+	if !m.Faithful() {
+		return fmt.Sprintf("step model: %s; the estimates are bounds", m.Why)
+	}
+	out := fmt.Sprintf("step model: the simulated steady step matches the trace's (fidelity %.2f): each estimate is the step simulated with its fix, or a bound (\"at most\") where the model has no such fix", m.Fidelity)
+	if m.ProfilerNS > 0 {
+		out += fmt.Sprintf("; the profiler's own cost (%s a step) is taken out first", units.Dur(m.ProfilerNS))
+	}
+	return out
 }
 
 func writeStepTable(p *printer, r *audit.Analysis) {

@@ -11,6 +11,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -33,6 +34,9 @@ type Analysis struct {
 	GPU           GPU                     `json:"gpu"`
 	Findings      []analyze.Finding       `json:"findings"`
 	NotObservable []analyze.NotObservable `json:"not_observable"`
+	// Model is the step model's simulation of the steady step and of each
+	// fix (null for a window that is not a steady loop).
+	Model *model.Model `json:"model"`
 	// Collectives are the collective instances the steps launched, for
 	// the job reduce (empty for a single-GPU trace).
 	Collectives []Collective `json:"collectives"`
@@ -166,6 +170,9 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	}
 	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
 	identity(r, ix)
+	if ix.NotSteady == "" {
+		r.Model = stepModel(ix, r.Findings, cfg, resizer(tl, cfg, res.ResultOf, all))
+	}
 	return r, nil
 }
 

@@ -139,8 +139,14 @@ func (j *Analysis) straggler(t *totals, o Options) {
 		}
 		f.Code = cf.Code
 		f.VerifyWith = append(f.VerifyWith, cf.VerifyWith...)
-		// The others can gain no more than the straggler's own fix saves.
-		if cf.EstimatedSpeedup >= 1 && cf.EstimatedSpeedup < f.EstimatedSpeedup {
+		// The job runs at the straggler's pace: where the step model
+		// simulated its fix, the job gains what that fix gains it (one
+		// number for one cause); else no more than the fix saves it.
+		switch {
+		case cf.EstimateSource == "model":
+			f.EstimatedSpeedup, f.EstimateSource = cf.EstimatedSpeedup, "model"
+			f.Bound = fmt.Sprintf("the job runs at rank %d's pace: what the step model gives its %s fix", *r.Rank, cf.ID)
+		case cf.EstimatedSpeedup >= 1 && cf.EstimatedSpeedup < f.EstimatedSpeedup:
 			f.EstimatedSpeedup = cf.EstimatedSpeedup
 			f.Bound = fmt.Sprintf("the others gain at most what fixing rank %d's %s saves it (est. %.2fx)", *r.Rank, cf.ID, cf.EstimatedSpeedup)
 		}

@@ -32,6 +32,7 @@ Wasted time: the data bucket. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
 	VerifyWith: []string{"prefetch-workers"},
+	Resize:     resize,
 	Observable: observable,
 	Run:        run,
 }
@@ -71,6 +72,10 @@ type Detail struct {
 	RunningWorkers int `detail:"running_workers"`
 }
 
+// RunningUnknown is the detail key set to 1 when DataLoader workers run
+// but the trace does not show how many.
+const RunningUnknown = "running_workers_unknown"
+
 // DetailOf reads f's detail; ok is false when a key is missing.
 func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
 
@@ -85,22 +90,13 @@ func run(p *analyze.Pass) (any, error) {
 	per, share := ix.PerStep(total)
 	// Evidence: each stretch of data loading (nested data ranges merged),
 	// named by the outermost range that starts it.
-	multi, single := false, false
 	outer := map[int64]string{}
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
-		if !ix.IsData(e) {
-			continue
-		}
-		name := tl.Name(e.Name)
-		if strings.Contains(name, "MultiProcessing") {
-			multi = true
-		}
-		if strings.Contains(name, "SingleProcess") {
-			single = true
-		}
-		if _, ok := outer[e.Start]; !ok {
-			outer[e.Start] = name // events are sorted: the outermost comes first
+		if ix.IsData(e) {
+			if _, ok := outer[e.Start]; !ok {
+				outer[e.Start] = tl.Name(e.Name) // events are sorted: the outermost comes first
+			}
 		}
 	}
 	evidence := analyze.NewTop(analyze.MaxEvidence)
@@ -114,23 +110,13 @@ func run(p *analyze.Pass) (any, error) {
 			return fmt.Sprintf("%q: main thread waits %s for data (%s of the range)", outer[iv.Start], units.Dur(w), units.Pct(float64(w)/float64(max(iv.Len(), 1))))
 		}})
 	}
-	stepNS := ix.MeanStepNS()
-	waits := ix.PerSteady(data.Covered)
-	oneOff := ix.OneOff(waits)
-	period, exact := StallPeriod(waits)
-	running := 0 // workers the run already has, from the stall pattern (0: unknown)
-	tBatch := per
-	if period >= 2 && !single {
-		// Stalls every W-th step: W workers already run, each building a
-		// batch in about W steps.
-		running, tBatch = period, int64(period)*stepNS
-		multi = true
-	}
+	a := observe(ix)
+	stepNS, tBatch, running := a.stepNS, a.tBatch, a.running
+	oneOff := ix.OneOff(ix.PerSteady(data.Covered))
 	workers := fix.WorkersFor(tBatch, per, stepNS)
 	if running > 0 {
 		workers = max(workers, running+1)
 	}
-	prog := advice.Of(ix)
 	f := analyze.Finding{
 		Title:            fmt.Sprintf("input-bound: the main thread waits for data %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
 		WastedNS:         per,
@@ -142,34 +128,104 @@ func run(p *analyze.Pass) (any, error) {
 			BatchNS: tBatch, RunningWorkers: running}),
 		OneOff: oneOff,
 	}
-	switch prog {
+	f.Fix, f.Code = a.text(workers, byFormula)
+	if a.multi && (running == 0 || !a.exact) {
+		// Workers run (the ranges name the multiprocessing iterator, or
+		// one stall shows at least so many) but nothing in the trace
+		// counts them: a batch's build time is not known, and the step
+		// model does not size the pool.
+		f.Detail[RunningUnknown] = 1
+	}
+	p.AddFinding(f)
+	return nil, nil
+}
+
+// loaderAdvice is what the fix's text says of the loader: the kind of
+// program, the wait and step, one batch's build and the workers running.
+type loaderAdvice struct {
+	prog                advice.Program
+	per, stepNS, tBatch int64
+	running             int
+	exact, multi        bool
+}
+
+// observe reads the loader from the main thread's data waits: the wait per
+// step, whether its ranges name worker processes, and the workers the
+// waits' recurrence shows running.
+func observe(ix *index.Index) loaderAdvice {
+	tl := ix.TL
+	data := ix.Buckets[index.Data]
+	per, _ := ix.PerStep(ix.SteadyCovered(data))
+	multi, single := false, false
+	for _, i := range tl.Tracks[ix.Main].Events {
+		e := &tl.Events[i]
+		if !ix.IsData(e) {
+			continue
+		}
+		name := tl.Name(e.Name)
+		multi = multi || strings.Contains(name, "MultiProcessing")
+		single = single || strings.Contains(name, "SingleProcess")
+	}
+	a := loaderAdvice{prog: advice.Of(ix), per: per, stepNS: ix.MeanStepNS(), tBatch: per, multi: multi}
+	period, exact := StallPeriod(ix.PerSteady(data.Covered))
+	if period >= 2 && !single {
+		// Stalls every W-th step: W workers already run, each building a
+		// batch in about W steps.
+		a.running, a.tBatch, a.exact, a.multi = period, int64(period)*a.stepNS, exact, true
+	}
+	return a
+}
+
+// resize rewrites dataloader-wait finding f for a pool of n workers (the
+// step model's choice): its detail's workers, fix and code.
+func resize(p *analyze.Pass, f *analyze.Finding, n int) {
+	ix := p.ResultOf[index.Analyzer].(*index.Index)
+	f.Detail["workers"] = float64(n)
+	fixText, code := observe(ix).text(n, byModel)
+	if strings.HasPrefix(f.Fix, analyze.OneOffFix) {
+		fixText = analyze.OneOffFix + fixText
+	}
+	f.Fix, f.Code = fixText, code
+}
+
+// Why the code's num_workers is what it is: the formula, or the step
+// model's simulation.
+const (
+	byFormula = "ceil(t_batch / (t_step - t_data)) + 1, from the measured wait"
+	byModel   = "the fewest within 5 % of the best simulated step"
+)
+
+// text writes the fix and its code for a pool of workers, chosen as why
+// says.
+func (a loaderAdvice) text(workers int, why string) (fixText, code string) {
+	per, stepNS, tBatch, running, exact, multi := a.per, a.stepNS, a.tBatch, a.running, a.exact, a.multi
+	switch a.prog {
 	case advice.Training:
-		f.Fix = trainingFix(per, stepNS, tBatch, workers, running, exact, multi)
-		f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
+		fixText = trainingFix(per, stepNS, tBatch, workers, running, exact, multi)
+		code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
     dataset, batch_size=batch_size, shuffle=True,
-    num_workers=%d,           # ceil(t_batch / (t_step - t_data)) + 1, from the measured wait
+    num_workers=%d,           # %s
     pin_memory=True,          # page-locked batches: fast, asynchronous host-to-device copies
     persistent_workers=True,  # keep workers alive between epochs
     prefetch_factor=2,
-)`, workers)
+)`, workers, why)
 	case advice.Inference:
-		f.Fix = workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
+		fixText = workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
 			fmt.Sprintf("The main thread waits for its next input %s of each %s step while the GPU idles. Prepare inputs ahead: "+
 				"build the next input's tensors in %d worker processes or a background thread while the GPU runs the current one, "+
 				"and hand them over in pinned memory.", units.Dur(per), units.Dur(stepNS), workers)
-		f.Code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(inputs, batch_size=None,
+		code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(inputs, batch_size=None,
                                      num_workers=%d, pin_memory=True)   # inputs prepared ahead
 with torch.inference_mode():
     for x in loader:
         out = model(x.to("cuda", non_blocking=True))`, workers)
 	default:
-		f.Fix = fmt.Sprintf("The main thread waits for its next batch %s of each %s step while the GPU idles. Load batches ahead on "+
+		fixText = fmt.Sprintf("The main thread waits for its next batch %s of each %s step while the GPU idles. Load batches ahead on "+
 			"%d loader threads into pinned buffers (double buffering), so the next batch is ready when the GPU finishes.", units.Dur(per), units.Dur(stepNS), workers)
-		f.Code = `/* loader threads fill pinned buffer (i+1)%2 while the GPU works on buffer i%2 */
+		code = `/* loader threads fill pinned buffer (i+1)%2 while the GPU works on buffer i%2 */
 cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 	}
-	p.AddFinding(f)
-	return nil, nil
+	return fixText, code
 }
 
 // trainingFix writes the DataLoader advice: workers from the measured wait,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/analyze/suite"
 )
 
@@ -61,6 +63,7 @@ type analyzeFlags struct {
 	format, failOn string
 	minGap         time.Duration
 	pinnedGBps     float64
+	profilerCostUS float64
 	bands          []string
 }
 
@@ -73,6 +76,8 @@ func (f *analyzeFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.minGap, "min-gap", 100*time.Microsecond, "shortest GPU idle gap gpu-idle lists as evidence")
 	f.rangeFlags.register(cmd)
 	fl.Float64Var(&f.pinnedGBps, "pinned-gbps", 25, "pinned-copy bandwidth in GB/s when the trace has no pinned copy of 1 MiB or more")
+	fl.Float64Var(&f.profilerCostUS, "profiler-cost-us", model.ProfilerEventNS/1e3,
+		"host time in µs that torch.profiler adds per event it records, which the step model takes out of PyTorch profiler traces (0 keeps it)")
 	fl.StringArrayVar(&f.bands, "band", nil, "severity bands of an analyzer as ID=WARNING,ERROR shares (e.g. dataloader-wait=0.10,0.30); repeatable")
 }
 
@@ -101,6 +106,14 @@ func (f *analyzeFlags) config() (*analyze.Config, analyze.Severity, error) {
 		return nil, 0, usagef("--pinned-gbps %v: want a bandwidth in GB/s above 0", f.pinnedGBps)
 	}
 	cfg.PinnedGBps = f.pinnedGBps
+	switch c := f.profilerCostUS; {
+	case !(c >= 0) || c > 1e3:
+		return nil, 0, usagef("--profiler-cost-us %v: want microseconds per event, 0 to 1000", c)
+	case c == 0:
+		cfg.ProfilerEventNS = -1
+	default:
+		cfg.ProfilerEventNS = int64(math.Round(c * 1e3))
+	}
 	for _, b := range f.bands {
 		id, bands, err := parseBand(b)
 		if err != nil {

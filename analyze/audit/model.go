@@ -1,0 +1,131 @@
+package audit
+
+import (
+	"strings"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/model"
+	"github.com/traceaudit/traceaudit/timeline"
+)
+
+// fixOf names, for findings whose fix the replay does not yet run, the
+// model's transform of it.
+var fixOf = map[string]string{"alloc-churn": model.KeepCache}
+
+// runningUnknown is dataloader-wait's detail key for workers that run in
+// a number the trace does not show (dataloader.RunningUnknown).
+const runningUnknown = "running_workers_unknown"
+
+// symptom is the finding whose estimate is that of all the fixes together.
+const symptom = "gpu-idle"
+
+// transformOf is the model's transform for finding f: the first replay
+// variant it names that the model simulates, else fixOf's.
+func transformOf(f *analyze.Finding) string {
+	if f.ID == symptom {
+		return model.All
+	}
+	if len(f.VerifyWith) > 0 {
+		return f.VerifyWith[0]
+	}
+	return fixOf[f.ID]
+}
+
+// stepModel simulates the steady step and the fixes the findings call for,
+// then takes each finding's estimate from its fix's simulation where the
+// model reproduces the trace; other estimates stay bounds, marked so.
+func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, int)) *model.Model {
+	planned := map[string]string{}
+	running := 0
+	for i := range findings {
+		f := &findings[i]
+		t := transformOf(f)
+		if f.Detail[runningUnknown] == 1 {
+			t = "" // workers run, how many the trace does not say: the pool cannot be sized
+		}
+		if t != "" {
+			if _, ok := planned[t]; !ok {
+				planned[t] = f.ID
+			}
+		}
+		if f.ID == "dataloader-wait" {
+			running = int(f.Detail["running_workers"])
+		}
+	}
+	m := model.Build(ix, model.Options{ProfilerEventNS: cfg.ProfilerEventNS, PinnedGBps: cfg.PinnedGBps,
+		RunningWorkers: running, FindingOf: planned})
+	if m == nil {
+		return nil
+	}
+	for i := range findings {
+		f := &findings[i]
+		f.EstimateSource = "bound"
+		fix, ok := m.Fix(transformOf(f))
+		if !ok || !m.Faithful() || fix.Name == model.All && (len(m.Fixes) < 2 || uncovered(f, m) > maxUncovered) {
+			continue
+		}
+		f.EstimatedSpeedup, f.EstimateSource = fix.Speedup, "model"
+		if fix.Workers > 0 && fix.Name != model.All {
+			resize(f, fix.Workers)
+		}
+	}
+	return m
+}
+
+// resizer returns what rewrites a finding for the size of its fix: its
+// analyzer's Resize, given the results the analyzer required.
+func resizer(tl *timeline.Timeline, cfg *analyze.Config, results map[*analyze.Analyzer]any, analyzers []*analyze.Analyzer) func(*analyze.Finding, int) {
+	return func(f *analyze.Finding, n int) {
+		for _, a := range analyzers {
+			if a.ID != f.ID || a.Resize == nil {
+				continue
+			}
+			p := &analyze.Pass{Analyzer: a, Timeline: tl, Config: cfg, ResultOf: map[*analyze.Analyzer]any{}}
+			for _, r := range a.Requires {
+				p.ResultOf[r] = results[r]
+			}
+			a.Resize(p, f, n)
+		}
+	}
+}
+
+// maxUncovered is the share of the GPU's idle time, held by causes no
+// simulated fix removes, above which the symptom keeps its bound: the
+// model's all would promise too little.
+const maxUncovered = 0.25
+
+// causeFix names, per cause of gpu-idle's idle gaps (its detail's
+// gap_share_ keys), the transforms that remove it; host operators and
+// uninstrumented host work between launches go with a CUDA graph.
+var causeFix = map[string][]string{
+	"data_loading":             {model.PrefetchWorkers},
+	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies},
+	"sync_calls":               {model.NoSync},
+	"OS_calls":                 {model.ReuseBuffers},
+	"allocation_calls":         {model.KeepCache},
+	"host_operators":           {model.CUDAGraph},
+	"uninstrumented_host_work": {model.CUDAGraph},
+}
+
+// uncovered is the share of gpu-idle finding f's idle time whose causes
+// no fix of m removes.
+func uncovered(f *analyze.Finding, m *model.Model) float64 {
+	var out float64
+	for k, v := range f.Detail {
+		cause, ok := strings.CutPrefix(k, "gap_share_")
+		if !ok {
+			continue
+		}
+		covered := false
+		for _, t := range causeFix[cause] {
+			if _, ok := m.Fix(t); ok {
+				covered = true
+			}
+		}
+		if !covered {
+			out += v
+		}
+	}
+	return out
+}
