@@ -139,6 +139,9 @@ func checkStraggler(t *testing.T, res *Result) {
 			t.Errorf("rank 1's %s est. %.3fx, the straggler's %.3fx: want one number", f.ID, f.EstimatedSpeedup, st.EstimatedSpeedup)
 		}
 	}
+	if m := j.Job.Model; m == nil || len(m.Fixes) != 1 || m.Fixes[0].Speedup != st.EstimatedSpeedup {
+		t.Errorf("job model %+v: want the straggler's fix at %.3fx", m, st.EstimatedSpeedup)
+	}
 }
 
 // d1_balanced: the fix, both ranks with DataLoader workers. In the Chrome

@@ -9,6 +9,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -225,11 +226,15 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 	return out
 }
 
-// predictAll estimates the step with every planned fix from the mean
-// split: prefetching removes the data bucket, pinned copies the copy
-// bucket, reusing buffers the os bucket; a CUDA graph and dropping the
-// syncs remove what their findings counted (other-bucket time).
+// predictAll estimates the step with every planned fix: the step model's
+// all where it reproduces the trace, else from the mean split:
+// prefetching removes the data bucket, pinned copies the copy bucket,
+// reusing buffers the os bucket; a CUDA graph and dropping the syncs
+// remove what their findings counted (other-bucket time).
 func predictAll(r *audit.Analysis, p *Plan, s Setup, planned []*analyze.Finding) float64 {
+	if f, ok := r.Model.Fix(model.All); ok && r.Model.Faithful() {
+		return f.Speedup
+	}
 	b := r.Steps.BreakdownNS
 	step := b[index.Compute] + b[index.Copy] + b[index.Sync] + b[index.OS] + b[index.Data] + b[index.Other]
 	saved := int64(0)
