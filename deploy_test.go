@@ -59,7 +59,7 @@ func TestDeployScripts(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reduce: %v\n%s", err, report)
 	}
-	if !strings.Contains(report, "1 *    1") || !strings.Contains(report, "its own cause: dataloader-wait") {
+	if !strings.Contains(report, "1 *    1") || !strings.Contains(report, "straggler: rank 1;") || !strings.Contains(report, "dataloader-wait (below)") {
 		t.Errorf("report:\n%s", report)
 	}
 	for _, f := range []string{"rank-0.json", "rank-1.json", "job.json", "job.txt", "report/ranks.png", "report/report.md"} {

@@ -31,6 +31,10 @@ func ForAnalysis(r *audit.Analysis) *Document {
 // of several, the verdict, then the step split, then findings by wasted
 // time with fix, code and evidence, then what the input could not show.
 func analyzeText(p *printer, r *audit.Analysis) {
+	if !p.verbose {
+		briefText(p, r)
+		return
+	}
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	if n := aloneNote(r); n != "" {
 		for _, l := range wrap(n, textWidth) {

@@ -52,6 +52,9 @@ type Options struct {
 	// Color marks severities (and diff statuses) with ANSI colours in text
 	// output; for a terminal that did not opt out (NO_COLOR).
 	Color bool
+	// Verbose writes an analysis's text in full (every finding with its
+	// evidence); without it the text gives the answer in a screen.
+	Verbose bool
 }
 
 // Plot is a figure written beside a report.
@@ -147,7 +150,7 @@ func unsupported(f Format, doc any) error {
 // terminal would interpret, colours where Options allow.
 func asText(write func(p *printer)) renderer {
 	return func(w io.Writer, o Options) error {
-		p := &printer{w: w, clean: termSafe, color: o.Color}
+		p := &printer{w: w, clean: termSafe, color: o.Color, verbose: o.Verbose}
 		write(p)
 		return p.err
 	}

@@ -28,6 +28,10 @@ func ForJob(j *job.Analysis) *Document {
 // straggler finding and the straggler's own report, or, when no rank holds
 // the others back, the report of a rank with the verdict most ranks share.
 func jobText(p *printer, j *job.Analysis) {
+	if !p.verbose {
+		jobBrief(p, j)
+		return
+	}
 	p.line("job of %s  (%s)", rankCount(j), jobFiles(j))
 	p.line("%s", jobVerdictLine(j))
 	p.line("")
@@ -64,6 +68,49 @@ func jobText(p *printer, j *job.Analysis) {
 	}
 	findingsText(p, focus.Findings, focus.WindowStartNS, func(f analyze.Finding) string { return replayCommand(j, *focus.Rank, f) })
 	notObservableText(p, focus.Analysis)
+}
+
+// jobBrief is the job's text in a screen: the verdict, the ranks, the
+// straggler in a line (its cause and the job's gain when it is fixed),
+// then the brief of the rank the report is about.
+func jobBrief(p *printer, j *job.Analysis) {
+	p.line("%s", fitLine(fmt.Sprintf("job of %s  (%s)", rankCount(j), jobFiles(j)), textWidth))
+	for _, l := range wrap(jobVerdictLine(j), textWidth) {
+		p.line("%s", l)
+	}
+	p.line("")
+	p.line("%-6s %-4s %-8s %-9s %-21s %-17s %s", "rank", "GPU", "pid", "step", "verdict", "wait per step", "top finding")
+	for _, r := range j.Ranks {
+		mark := ""
+		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
+			mark = " *"
+		}
+		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
+			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), textWidth))
+	}
+	for _, l := range wrap(jobLegend(j), textWidth) {
+		p.line("%s", l)
+	}
+	focus := focusRank(j)
+	p.line("")
+	if s := j.Job.Straggler; s != nil && len(j.Job.Findings) > 0 {
+		f := j.Job.Findings[0]
+		for _, l := range wrap(fmt.Sprintf("straggler: rank %d; the others wait %s a step for it (%s of their step); fixing its %s (below) speeds the job %s",
+			s.Rank, units.Dur(s.WaitNSPerStep), units.Pct(f.Share), s.Cause, gain(f)), textWidth) {
+			p.line("%s", l)
+		}
+	} else {
+		for _, l := range wrap(fmt.Sprintf("no rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them",
+			units.Pct(job.MinStragglerShare)), textWidth) {
+			p.line("%s", l)
+		}
+	}
+	if focus == nil {
+		return
+	}
+	p.line("")
+	p.line("%s", fitLine(fmt.Sprintf("── %s: %s ──", focusTitle(j, focus), filepath.Base(focus.File)), textWidth))
+	briefBody(p, focus.Analysis)
 }
 
 // jobMarkdown writes a job for a pull request: verdict, ranks table,

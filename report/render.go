@@ -48,6 +48,8 @@ type printer struct {
 	clean func(string) string
 	// color allows ANSI colours (text output to a terminal).
 	color bool
+	// verbose asks for the full text of an analysis (Options.Verbose).
+	verbose bool
 }
 
 // styled is text the renderer made itself (colours): line does not clean

@@ -28,6 +28,9 @@ type AnalyzeOptions struct {
 	OutDir string
 	// Job makes the files one job (--job).
 	Job bool
+	// Verbose writes the text in full: every finding with its evidence
+	// (--verbose; without it the answer fits a screen).
+	Verbose bool
 	// Args are the command line, quoted in report.md.
 	Args []string
 }
@@ -224,6 +227,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 	fl.register(cmd)
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and plots (PNG and SVG) to this folder")
 	cmd.Flags().BoolVar(&opts.Job, "job", false, "the files are the ranks of one job, whatever their metadata says (ranks from distributedInfo, else argument order)")
+	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "text: every finding with its fix, code, evidence and replay command (default: the answer in a screen)")
 	return cmd
 }
 
@@ -240,7 +244,7 @@ func analyzeRun(opts *AnalyzeOptions) error {
 	if len(res.Failed) > 0 {
 		out = "" // a failed run writes no report folder
 	}
-	if err := emit(opts.IO, opts.Format, out, opts.Args, doc); err != nil {
+	if err := emitWith(opts.IO, opts.Format, out, opts.Args, doc, opts.Verbose); err != nil {
 		return err
 	}
 	if len(res.Failed) > 0 {

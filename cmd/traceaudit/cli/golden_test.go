@@ -33,9 +33,17 @@ var goldenFixtures = []string{
 
 func TestAnalyzeGolden(t *testing.T) {
 	for _, name := range goldenFixtures {
-		for _, format := range []string{"text", "json", "markdown"} {
+		for _, format := range []string{"text", "brief", "json", "markdown"} {
 			t.Run(name+"/"+format, func(t *testing.T) {
-				out, errOut, code := run(t, "analyze", "--format", format, filepath.Join("fixtures", name))
+				// text is the whole report (--verbose), brief the default.
+				args := []string{"analyze", "--format", format, filepath.Join("fixtures", name)}
+				switch format {
+				case "text":
+					args = []string{"analyze", "--verbose", filepath.Join("fixtures", name)}
+				case "brief":
+					args = []string{"analyze", filepath.Join("fixtures", name)}
+				}
+				out, errOut, code := run(t, args...)
 				if code != 0 {
 					t.Fatalf("exit %d: %s", code, errOut)
 				}
@@ -51,7 +59,7 @@ func TestAnalyzeGolden(t *testing.T) {
 						t.Fatalf("not JSON: %v", err)
 					}
 				}
-				ext := map[string]string{"text": "txt", "json": "json", "markdown": "md"}[format]
+				ext := map[string]string{"text": "txt", "brief": "brief.txt", "json": "json", "markdown": "md"}[format]
 				golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", name+".analyze."+ext), []byte(out))
 			})
 		}

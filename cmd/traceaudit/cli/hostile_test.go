@@ -95,7 +95,7 @@ func TestHostileNames(t *testing.T) {
 			}
 		}
 	}
-	text, _, _ := run(t, "analyze", path)
+	text, _, _ := run(t, "analyze", "--verbose", path)
 	for _, want := range []string{"RED", "<script>document.body", "get batch <img"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q", want)

@@ -16,7 +16,9 @@ type JobOptions struct {
 	FailOn analyze.Severity
 	Config *analyze.Config
 	OutDir string
-	Args   []string
+	// Verbose writes the text in full (--verbose).
+	Verbose bool
+	Args    []string
 }
 
 // NewCmdJob builds `traceaudit job`: the reduce of per-rank analyses.
@@ -68,6 +70,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 	fl.StringVar(&failOn, "fail-on", "", "exit 1 when a finding is at or above this level: info, warning or error")
 	fl.StringArrayVar(&bands, "band", nil, "severity bands of comm-wait or straggler as ID=WARNING,ERROR shares; repeatable")
 	fl.StringVar(&opts.OutDir, "out", "", "also write report.md, report.html, report.json and the rank plot (PNG and SVG) to this folder")
+	fl.BoolVarP(&opts.Verbose, "verbose", "v", false, "text: the straggler and every finding of the rank it is about, with fix, code and evidence (default: the answer in a screen)")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
 	completeValues(cmd, "fail-on", failOnLevels)
 	return cmd
@@ -81,7 +84,7 @@ func jobRun(opts *JobOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := emit(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForJob(j)); err != nil {
+	if err := emitWith(opts.IO, opts.Format, opts.OutDir, opts.Args, report.ForJob(j), opts.Verbose); err != nil {
 		return err
 	}
 	return failIf(opts.FailOn, report.MaxJobSeverity(j), "findings")

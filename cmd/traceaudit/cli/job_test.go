@@ -18,13 +18,21 @@ var (
 
 // The job report of d0_straggler's two Chrome ranks, in every format.
 func TestJobGolden(t *testing.T) {
-	for _, format := range []string{"text", "json", "markdown"} {
+	for _, format := range []string{"text", "brief", "json", "markdown"} {
 		t.Run(format, func(t *testing.T) {
-			out, errOut, code := run(t, append([]string{"analyze", "--format", format}, d0Ranks...)...)
+			// text is the whole report (--verbose), brief the default.
+			args := []string{"analyze", "--format", format}
+			switch format {
+			case "text":
+				args = []string{"analyze", "--verbose"}
+			case "brief":
+				args = []string{"analyze"}
+			}
+			out, errOut, code := run(t, append(args, d0Ranks...)...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			ext := map[string]string{"text": "txt", "json": "json", "markdown": "md"}[format]
+			ext := map[string]string{"text": "txt", "brief": "brief.txt", "json": "json", "markdown": "md"}[format]
 			golden.Check(t, filepath.Join(testfix.Root(), "cmd/traceaudit/cli/testdata", "d0_straggler.job."+ext), []byte(out))
 		})
 	}
@@ -157,7 +165,7 @@ func TestJobAndBatchErrors(t *testing.T) {
 		{[]string{"replay", "--dry-run", "fixtures/h200-ddp/d1_balanced.nsys.sqlite", "--rank", "7"}, 2, "", "no rank 7 in the job"},
 		{[]string{"replay", "--dry-run", "--rank", "1", "fixtures/r0_baseline.pt.trace.json.gz"}, 2, "", "holds one GPU process"},
 		{[]string{"replay", "--dry-run", d1Ranks[0], d1Ranks[1]}, 2, "", "no rank of this job holds the others back"},
-		{[]string{"analyze", "--band", "straggler=0.5,0.9", d0Ranks[0], d0Ranks[1]}, 0, "1. WARNING straggler", ""},
+		{[]string{"analyze", "--verbose", "--band", "straggler=0.5,0.9", d0Ranks[0], d0Ranks[1]}, 0, "1. WARNING straggler", ""},
 	}
 	// A batch's report folder holds each trace's report; a batch with a bad
 	// trace writes none.
@@ -307,7 +315,7 @@ func TestDiffOfWindowsGivesNoSpeedup(t *testing.T) {
 	if !strings.Contains(text, "(no step speedup: no step markers)") || strings.Contains(text, "faster") || strings.Contains(text, "slower") {
 		t.Errorf("text diff of windows:\n%s", text)
 	}
-	an, _, _ := run(t, "analyze", before)
+	an, _, _ := run(t, "analyze", "--verbose", before)
 	if !strings.Contains(an, "(steps from window); the trace marks no steps, so the window is judged as one step") {
 		t.Errorf("analyze of a window:\n%s", an)
 	}

@@ -24,7 +24,12 @@ func checkOut(dir string) error {
 // reports. Everything is rendered before anything is written, and the
 // folder before stdout, so a failure leaves no partial output.
 func emit(ios *IO, format, outDir string, args []string, doc *report.Document) error {
-	o := report.Options{Command: strings.Join(args, " ")}
+	return emitWith(ios, format, outDir, args, doc, false)
+}
+
+// emitWith is emit with the text in full when verbose (analyze --verbose).
+func emitWith(ios *IO, format, outDir string, args []string, doc *report.Document, verbose bool) error {
+	o := report.Options{Command: strings.Join(args, " "), Verbose: verbose}
 	if format == string(report.Text) {
 		o.Color = ios.Color
 	}
