@@ -17,6 +17,18 @@ var fixOf = map[string]string{"alloc-churn": model.KeepCache}
 // a number the trace does not show (dataloader.RunningUnknown).
 const runningUnknown = "running_workers_unknown"
 
+// epochRestartNS is dataloader-wait's detail key of its epoch restarts
+// (dataloader.EpochRestartNS).
+const epochRestartNS = "epoch_restart_ns"
+
+// smallCopies is sync-api's detail key of small pageable copies a step,
+// each waited for (syncapi.SmallCopies).
+const smallCopies = "small_copies_per_step"
+
+// deviceToHost is sync-memcpy's detail key of copies that are read-backs
+// (syncmemcpy.DeviceToHost).
+const deviceToHost = "device_to_host"
+
 // symptom is the finding whose estimate is that of all the fixes together.
 const symptom = "gpu-idle"
 
@@ -25,6 +37,15 @@ const symptom = "gpu-idle"
 func transformOf(f *analyze.Finding) string {
 	if f.ID == symptom {
 		return model.All
+	}
+	if f.Detail[epochRestartNS] > 0 {
+		return model.PersistentWorkers // the loader's stalls are its epoch restarts
+	}
+	if f.Detail[smallCopies] > 0 {
+		return model.PackCopies // drains waiting for small copies made one by one
+	}
+	if f.Detail[deviceToHost] > 0 {
+		return model.NoSync // read-backs: read less often, or on the GPU
 	}
 	if len(f.VerifyWith) > 0 {
 		return f.VerifyWith[0]
@@ -99,9 +120,9 @@ const maxUncovered = 0.25
 // gap_share_ keys), the transforms that remove it; host operators and
 // uninstrumented host work between launches go with a CUDA graph.
 var causeFix = map[string][]string{
-	"data_loading":             {model.PrefetchWorkers},
+	"data_loading":             {model.PrefetchWorkers, model.PersistentWorkers},
 	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies},
-	"sync_calls":               {model.NoSync},
+	"sync_calls":               {model.NoSync, model.PackCopies},
 	"OS_calls":                 {model.ReuseBuffers},
 	"allocation_calls":         {model.KeepCache},
 	"host_operators":           {model.CUDAGraph},

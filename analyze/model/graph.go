@@ -32,6 +32,9 @@ import (
 // for the model to read an event wait between them.
 const joinNS = 3_000
 
+// copySyncNS is how soon after a copy call a sync counts as its wait.
+const copySyncNS = 50_000
+
 // anchorGapNS is the wait after which another thread's call is taken to
 // follow the main thread.
 const anchorGapNS = 1_000_000
@@ -50,6 +53,7 @@ type node struct {
 	// A host call.
 	gap              int64 // host time since the thread's previous call ended
 	gapData, gapOS   int64 // of which in data-loading ranges, in OS memory calls
+	gapRestart       int64 // of which the loader starting again at an epoch boundary
 	gapEvents        int32 // profiler events recorded in the gap
 	blocking         bool  // returns only when the GPU work wait has ended
 	wait             int32 // that GPU work's node, or -1
@@ -57,7 +61,13 @@ type node struct {
 	base             int64 // the call's own cost when it does not wait
 	pageable, pinned bool  // a copy call with pageable or pinned host memory
 	alloc            bool  // a device allocation or freeing call
-	readback         bool  // a small device-to-host copy (.item(), .cpu())
+	readback         bool  // a device-to-host copy to pageable memory (.item(), .cpu())
+	// afterRead marks a call right after a read-back: the host time before
+	// it processes what was read (a metric on the host).
+	afterRead bool
+	// packed marks a small pageable host-to-device copy call, or the sync
+	// right after one: one tensor copied at a time.
+	packed bool
 
 	// GPU work.
 	launch int32 // the launching call's node, or -1
@@ -147,6 +157,8 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 	g.threads = len(threads)
 	nodeOf := map[int32]int32{}
 
+	restarts := ix.Restarts()
+
 	// Calls, thread by thread, with the host time between them.
 	g.tail = make([]int64, len(threads))
 	for li, t := range threads {
@@ -182,6 +194,9 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 			if isMain {
 				n.gapData = ix.MainData.Covered(prevEnd, e.Start)
 				n.gapOS = ix.MainOSCalls.Covered(prevEnd, e.Start)
+				for _, r := range restarts {
+					n.gapRestart += max(0, min(e.Start, r.End)-max(prevEnd, r.Start))
+				}
 			}
 			name := tl.Name(e.Name)
 			n.alloc = e.API == timeline.APIAlloc
@@ -203,7 +218,13 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 				if e.API == timeline.APIMemcpy || n.pageable || w.Copy == timeline.CopyDtoH && !n.pinned {
 					n.blocking = true
 				}
-				n.readback = w.Copy == timeline.CopyDtoH && w.Bytes < 1<<20
+				// A read-back: .item(), .cpu(), .numpy() into pageable memory.
+				n.readback = w.Copy == timeline.CopyDtoH && !n.pinned
+			}
+			n.afterRead = lastCall >= 0 && g.nodes[lastCall].readback && !n.readback
+			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
+			if e.API == timeline.APISync && lastCall >= 0 && g.nodes[lastCall].packed && e.Start-g.nodes[lastCall].e < copySyncNS {
+				n.packed = true // the copy's own wait
 			}
 			nodeOf[i] = int32(len(g.nodes))
 			lastCall = int32(len(g.nodes))

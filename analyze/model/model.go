@@ -28,6 +28,7 @@ const (
 	PinnedCopyStream  = "pinned-copy-stream"
 	PackCopies        = "pack-copies"
 	PrefetchWorkers   = "prefetch-workers"
+	PersistentWorkers = "persistent-workers"
 	NoSync            = "no-sync"
 	KeepCache         = "keep-cache"
 	ReuseBuffers      = "reuse-buffers"
@@ -204,7 +205,7 @@ type transform struct {
 // order.
 func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	var pageable, htod, small, syncs, allocs, launches int
-	var data, osTime int64
+	var data, osTime, restart int64
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if nd.gpu {
@@ -229,6 +230,7 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 		if nd.lane == g.mainLane {
 			data += nd.gapData
 			osTime += nd.gapOS
+			restart += nd.gapRestart
 		}
 	}
 	per := func(n int) float64 { return float64(n) / float64(g.steps) }
@@ -245,11 +247,38 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	add(per(small) >= 16, PackCopies, func(c *costs) { c.packCopies = true })
 	// The loader's fix as its advice writes it: workers and pin_memory.
 	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.RunningWorkers, ix), true })
+	warm := g.warmFetch()
+	add(restart > 0, PersistentWorkers, func(c *costs) { c.persistent, c.warm = true, warm })
 	add(syncs > 0, NoSync, func(c *costs) { c.noSync = true })
 	add(allocs > 0, KeepCache, func(c *costs) { c.keepCache = true })
 	add(osTime > 0, ReuseBuffers, func(c *costs) { c.reuseBuffers = true })
 	add(per(launches) >= 20, CUDAGraph, func(c *costs) { c.cudaGraph = true })
 	return out
+}
+
+// warmFetch is, for a loader that restarts at epoch boundaries, the data
+// wait of a fetch from workers kept alive: the shortest fetch outside the
+// restarts where the waits between them average under a tenth of a step
+// (the workers keep up once warm), else -1 (only the restarts go).
+func (g *graph) warmFetch() int64 {
+	var sum, least int64 = 0, -1
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		if nd.gpu || nd.lane != g.mainLane || nd.gapData == 0 || nd.gapRestart > 0 {
+			continue
+		}
+		sum += nd.gapData
+		if least < 0 || nd.gapData < least {
+			least = nd.gapData
+		}
+	}
+	if least < 0 {
+		return 0
+	}
+	if sum*10 >= g.hi-g.lo {
+		return -1
+	}
+	return least
 }
 
 // loader is the DataLoader model the trace implies. With W workers

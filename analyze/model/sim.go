@@ -15,6 +15,12 @@ const (
 	// hostCopyMBps is the host's memory copy rate that stacking small
 	// tensors into one pinned buffer costs.
 	hostCopyMBps = 5_000
+	// readWorkNS is the host time left after a read-back once its values
+	// are computed on the GPU (dispatching that work).
+	readWorkNS = 20_000
+	// packGapNS is what host time a packed tensor still costs between
+	// two (its share of the stacking pass's dispatch).
+	packGapNS = 500
 	// asyncCallNS is what an asynchronous copy call costs the host.
 	asyncCallNS = 5_000
 )
@@ -37,6 +43,8 @@ type costs struct {
 	copyStream   bool  // host-to-device copies run on their own stream, a step ahead, without blocking
 	workers      int   // >0: data waits served by a pool of this many producers
 	reuseBuffers bool  // no OS memory calls (munmap) in steps
+	persistent   bool  // the loader's workers kept across epochs: no restarts
+	warm         int64 // with persistent: each data wait at most this (-1: as traced)
 	keepCache    bool  // no device allocation calls in steps
 	cudaGraph    bool  // launches replayed from a graph
 	packCopies   bool  // small host-to-device copies packed into one pinned copy
@@ -265,6 +273,21 @@ func (c *costs) gap(nd *node) int64 {
 	if c.reuseBuffers {
 		gap -= nd.gapOS
 	}
+	if c.noSync && nd.afterRead && nd.gapData == 0 {
+		// The values read back are computed on the GPU and read every N
+		// steps: the host work on them goes with the read.
+		gap = min(gap, readWorkNS)
+	}
+	if c.packCopies && nd.packed && nd.gapData == 0 {
+		gap = min(gap, packGapNS) // the tensors are stacked in one pass, not dispatched one by one
+	}
+	if c.persistent {
+		gap -= nd.gapRestart
+		if c.warm >= 0 {
+			// Workers that keep up between restarts keep up once kept.
+			gap -= max(0, nd.gapData-nd.gapRestart-c.warm)
+		}
+	}
 	return max(0, gap)
 }
 
@@ -282,7 +305,9 @@ func (c *costs) call(nd *node) (int64, bool) {
 		return 0, false
 	case c.noSync && (nd.class == syncClass || nd.readback):
 		waits = false
-	case c.packCopies && nd.copy == htodKind && nd.bytes < packBytes:
+	case c.packCopies && nd.packed && nd.class == syncClass:
+		return 0, false // one copy, waited for by no one
+	case c.packCopies && nd.packed:
 		return nd.bytes * 1_000 / hostCopyMBps, false
 	case c.pinned && nd.copy == htodKind && nd.pageable:
 		return min(dur, asyncCallNS), false

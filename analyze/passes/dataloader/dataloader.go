@@ -72,6 +72,11 @@ type Detail struct {
 	RunningWorkers int `detail:"running_workers"`
 }
 
+// EpochRestartNS is the detail key of the mean time the main thread
+// waits for the loader to start again at an epoch boundary (absent: no
+// restart seen); epoch_steps beside it is the steps between two.
+const EpochRestartNS = "epoch_restart_ns"
+
 // RunningUnknown is the detail key set to 1 when DataLoader workers run
 // but the trace does not show how many.
 const RunningUnknown = "running_workers_unknown"
@@ -129,7 +134,11 @@ func run(p *analyze.Pass) (any, error) {
 		OneOff: oneOff,
 	}
 	f.Fix, f.Code = a.text(workers, byFormula)
-	if a.multi && (running == 0 || !a.exact) {
+	if a.restartNS > 0 {
+		f.Detail[EpochRestartNS] = float64(a.restartNS)
+		f.Detail["epoch_steps"] = float64(a.epoch)
+	}
+	if a.multi && (running == 0 || !a.exact) && a.restartNS == 0 {
 		// Workers run (the ranges name the multiprocessing iterator, or
 		// one stall shows at least so many) but nothing in the trace
 		// counts them: a batch's build time is not known, and the step
@@ -147,6 +156,11 @@ type loaderAdvice struct {
 	per, stepNS, tBatch int64
 	running             int
 	exact, multi        bool
+	// epoch is the steps between two epoch restarts (0: one restart seen,
+	// or none); restartNS their mean length, 0 without restarts; between
+	// is the mean data wait of the other steps.
+	epoch              int
+	restartNS, between int64
 }
 
 // observe reads the loader from the main thread's data waits: the wait per
@@ -173,7 +187,47 @@ func observe(ix *index.Index) loaderAdvice {
 		// batch in about W steps.
 		a.running, a.tBatch, a.exact, a.multi = period, int64(period)*a.stepNS, exact, true
 	}
+	if rs := ix.Restarts(); len(rs) > 0 {
+		// Stalls at epoch boundaries: the loader starting again, not W
+		// workers each building a batch in W steps.
+		a.running, a.tBatch, a.exact = 0, per, false
+		var sum int64
+		at := map[int]bool{}
+		for _, r := range rs {
+			sum += r.Dur()
+			at[r.Step] = true
+		}
+		a.restartNS = sum / int64(len(rs))
+		if len(rs) >= 2 {
+			a.epoch = rs[1].Step - rs[0].Step
+		}
+		waits := ix.PerSteady(data.Covered)
+		var rest int64
+		for k, w := range waits {
+			if !at[k] {
+				rest += w
+			}
+		}
+		if n := len(waits) - len(at); n > 0 {
+			a.between = rest / int64(n)
+		}
+	}
 	return a
+}
+
+// restartAdvice says what the epoch restarts cost and that persistent
+// workers remove them, "" without restarts.
+func (a loaderAdvice) restartAdvice() string {
+	if a.restartNS == 0 {
+		return ""
+	}
+	every := "at an epoch boundary"
+	if a.epoch > 0 {
+		every = fmt.Sprintf("every %d steps", a.epoch)
+	}
+	return fmt.Sprintf("The loader starts again %s (a step asks it for a batch twice: the last of one epoch, then the first of the next) "+
+		"and the main thread waits %s for it each time: with persistent_workers=False, DataLoader's default, every epoch starts its "+
+		"worker processes anew. Keep them alive with persistent_workers=True. ", every, units.Dur(a.restartNS))
 }
 
 // resize rewrites dataloader-wait finding f for a pool of n workers (the
@@ -199,6 +253,16 @@ const (
 // says.
 func (a loaderAdvice) text(workers int, why string) (fixText, code string) {
 	per, stepNS, tBatch, running, exact, multi := a.per, a.stepNS, a.tBatch, a.running, a.exact, a.multi
+	if r := a.restartAdvice(); r != "" && a.between*10 < stepNS {
+		// Between the restarts the workers keep up: keeping them is the fix.
+		return r + "Between restarts the main thread waits " + units.Dur(a.between) + " a step.", `loader = torch.utils.data.DataLoader(
+    dataset, batch_size=batch_size, shuffle=True,
+    num_workers=num_workers,
+    persistent_workers=True,  # keep the workers (and their warm state) across epochs
+    pin_memory=True,
+)`
+	}
+	defer func() { fixText = a.restartAdvice() + fixText }()
 	switch a.prog {
 	case advice.Training:
 		fixText = trainingFix(per, stepNS, tBatch, workers, running, exact, multi)

@@ -65,11 +65,21 @@ func run(p *analyze.Pass) (any, error) {
 	perStep := make([]int64, len(ix.Steady))
 	names := map[string]int{}
 	evidence := analyze.NewTop(analyze.MaxEvidence)
+	var prevCopy *timeline.Event // the thread's last small pageable host-to-device copy call
+	afterCopy := 0               // drains right after one
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
+		if e.Kind == timeline.KindAPI && smallPageableCopy(tl, e) {
+			prevCopy = e
+			continue
+		}
 		if e.Kind != timeline.KindAPI || !ix.InSteady(e.End) || !drains(tl, e) {
 			continue
 		}
+		if prevCopy != nil && e.Start-prevCopy.End < copySyncGapNS {
+			afterCopy++
+		}
+		prevCopy = nil
 		if ix.AnyKernel.Contains(e.End) {
 			continue // kernels still queued: the GPU does not idle
 		}
@@ -110,6 +120,13 @@ func run(p *analyze.Pass) (any, error) {
 		}
 	}
 	prog := advice.Of(ix)
+	steady := max(len(ix.Steady), 1)
+	if afterCopy*2 >= n && afterCopy >= MinSmallCopies*steady {
+		// Pageable copies, each followed by its wait: many small tensors
+		// copied one at a time.
+		p.AddFinding(smallCopies(ix, n, afterCopy, per, share, perStep, evidence))
+		return nil, nil
+	}
 	p.AddFinding(analyze.Finding{
 		Title: fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
 			n, units.Pct(share), units.Dur(per), top),
@@ -143,6 +160,55 @@ result = out.cpu()              # one read-back per input`, `for (int it = 0; it
 cudaStreamSynchronize(s);              /* once, where the host needs the results */`),
 	})
 	return nil, nil
+}
+
+// MinSmallCopies is the number of small pageable host-to-device copies per
+// step, each waited for, from which the drains are read as many small
+// tensors copied one by one.
+const MinSmallCopies = 16
+
+// SmallCopies is the detail key of those copies per step: the step model
+// packs them (pack-copies).
+const SmallCopies = "small_copies_per_step"
+
+// copySyncGapNS is how soon after a copy call a sync counts as its wait.
+const copySyncGapNS = 50_000
+
+// smallPageableCopy reports whether API call e copies under 1 MiB of
+// pageable host memory to the device.
+func smallPageableCopy(tl *timeline.Timeline, e *timeline.Event) bool {
+	if !e.API.IsCopy() || e.Link < 0 {
+		return false
+	}
+	c := &tl.Events[e.Link]
+	return c.Copy == timeline.CopyHtoD && c.Src == timeline.MemPageable && c.Bytes < 1<<20
+}
+
+// smallCopies is the finding of drains that wait for small pageable copies
+// made one tensor at a time: stack them into one pinned buffer.
+func smallCopies(ix *index.Index, n, copies int, per int64, share float64, perStep []int64, ev *analyze.Top) analyze.Finding {
+	steps := float64(max(len(ix.Steady), 1))
+	f := analyze.Finding{
+		Title: fmt.Sprintf("%.0f small pageable copies a step, each waited for: the GPU drains %d times, %s of each step (%s per step)",
+			float64(copies)/steps, n, units.Pct(share), units.Dur(per)),
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, 0, share),
+		Bound:            "none: the wasted time is already capped at what each call waited for",
+		Evidence:         ev.Evidence(),
+		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / steps}),
+		OneOff:           ix.OneOff(perStep),
+		Fix: fmt.Sprintf("The host copies about %.0f small tensors a step from pageable memory, one .to(device) each: every copy "+
+			"is staged and waited for, so the host spends the step in copy and sync calls while the GPU drains. Stack them into "+
+			"one pinned buffer on the host (torch.cat, or a preallocated pinned tensor filled in place) and copy it once with "+
+			"non_blocking=True; split it on the GPU.", float64(copies)/steps),
+		Code: `staging = torch.empty(total, pin_memory=True)          # once, sized for one step's features
+torch.cat([f.reshape(-1) for f in features], out=staging) # host: one pass over the features
+flat = staging.to("cuda", non_blocking=True)               # one asynchronous copy
+features = flat.split(sizes)                               # views on the GPU`,
+	}
+	f.Detail[SmallCopies] = float64(copies) / steps
+	return f
 }
 
 // drains reports whether API call e waits for the GPU: a sync call or a

@@ -1,0 +1,117 @@
+package model_test
+
+import (
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/model"
+	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/ingest"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
+)
+
+// stepModelTrace is one of fixtures/step-model/: real H200 loops of the
+// calibration pairs' workload families (fixtures/README.md).
+func stepModelTrace(t *testing.T, name string) *audit.Analysis {
+	t.Helper()
+	return testaudit.File(t, testfix.Project(filepath.Join("step-model", name+".pt.trace.json.gz")))
+}
+
+// A read-back's cost is more than its wait: 4 micro-batches, each with a
+// loss.item() that drains the queue, so the host's launches of the next
+// micro-batch run with an idle GPU. The model's no-sync overlaps them and
+// promises more than removing the waits alone (the bound 1 / (1 - share)).
+func TestPatternSyncCostsMoreThanItsWait(t *testing.T) {
+	a := stepModelTrace(t, "accum-sync")
+	f := finding(t, a, "sync-api")
+	if f.EstimateSource != "model" || f.EstimatedSpeedup <= analyze.Speedup(f.Share) {
+		t.Errorf("sync-api est. %.3fx (%s), share %.3f: want the model's, above the %.3fx of its waits alone",
+			f.EstimatedSpeedup, f.EstimateSource, f.Share, analyze.Speedup(f.Share))
+	}
+}
+
+// A loader that already has 2 workers (a tokenising pipeline): the stalls
+// recur every other step, the advice and the model's pool are larger.
+func TestPatternRunningWorkers(t *testing.T) {
+	a := stepModelTrace(t, "text-workers")
+	f := finding(t, a, "dataloader-wait")
+	if f.Detail["running_workers"] != 2 {
+		t.Fatalf("running workers %v, want the 2 the stalls show", f.Detail["running_workers"])
+	}
+	m := regexp.MustCompile(`num_workers=(\d+)`).FindStringSubmatch(f.Code)
+	n := 0
+	if m != nil {
+		n, _ = strconv.Atoi(m[1])
+	}
+	pw, _ := a.Model.Fix(model.PrefetchWorkers)
+	if n <= 2 || pw.Workers != n || int(f.Detail["workers"]) != n {
+		t.Errorf("code num_workers %d, detail %v, model %d: want one pool size above the 2 running", n, f.Detail["workers"], pw.Workers)
+	}
+}
+
+// A loader that starts again every epoch (6 batches, persistent_workers
+// off): a step asks it twice, and the stall every 6 steps is the restart,
+// not 6 workers. The fix is persistent_workers, and the model's step with
+// it is the loop's pace between restarts.
+func TestPatternEpochRestarts(t *testing.T) {
+	a := stepModelTrace(t, "respawn-workers")
+	f := finding(t, a, "dataloader-wait")
+	if f.Detail["epoch_steps"] != 6 || f.Detail["epoch_restart_ns"] <= 0 || f.Detail["running_workers"] != 0 {
+		t.Errorf("detail %v: want epoch restarts every 6 steps, no workers read from them", f.Detail)
+	}
+	if !strings.Contains(f.Fix, "persistent_workers=True") || strings.Contains(f.Fix, "Raise num_workers") || !strings.Contains(f.Code, "persistent_workers=True") {
+		t.Errorf("fix %q, code %q", f.Fix, f.Code)
+	}
+	pw, ok := a.Model.Fix(model.PersistentWorkers)
+	if !ok || f.EstimatedSpeedup != pw.Speedup {
+		t.Fatalf("model %+v: want persistent-workers as dataloader-wait's estimate", a.Model.Fixes)
+	}
+	if median := a.Steps.MedianNS; pw.StepNS < median/2 || pw.StepNS > median*13/10 {
+		t.Errorf("persistent-workers step %d ns, the trace's median step %d ns: want the pace between restarts", pw.StepNS, median)
+	}
+}
+
+// 200 small feature tensors copied one .to() at a time, each waited for:
+// the drains name the copies, and packing them is the model's fix.
+func TestPatternSmallCopies(t *testing.T) {
+	a := stepModelTrace(t, "many-features")
+	f := finding(t, a, "sync-api")
+	pc, ok := a.Model.Fix(model.PackCopies)
+	if f.Detail["small_copies_per_step"] != 200 || !strings.Contains(f.Fix, "one pinned buffer") || !ok || f.EstimatedSpeedup != pc.Speedup || pc.Speedup < 1.5 {
+		t.Errorf("sync-api %q %v est. %.2fx; pack-copies %+v", f.Title, f.Detail, f.EstimatedSpeedup, pc)
+	}
+}
+
+// The profiler's own cost comes out of every PyTorch profiler trace before
+// judging, and --profiler-cost-us 0 keeps it.
+func TestPatternProfilerCost(t *testing.T) {
+	files, _ := filepath.Glob(testfix.Project("step-model/*.pt.trace.json.gz"))
+	if len(files) < 8 {
+		testfix.Missing(t, "fixtures/step-model holds %d traces", len(files))
+	}
+	for _, p := range files {
+		a := testaudit.File(t, p)
+		if a.Model == nil || a.Model.ProfilerNS <= 0 || a.Model.StepNS >= a.Steps.MeanNS {
+			t.Errorf("%s: model %+v, mean step %d: want the profiler's cost taken out", filepath.Base(p), a.Model, a.Steps.MeanNS)
+		}
+	}
+	tl, err := ingest.Open(files[0], ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := analyze.DefaultConfig()
+	cfg.ProfilerEventNS = -1
+	a, err := audit.RunWith(tl, cfg, suite.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Model.ProfilerNS != 0 {
+		t.Errorf("cost kept: profiler_ns %d", a.Model.ProfilerNS)
+	}
+}
