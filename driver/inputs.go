@@ -9,9 +9,10 @@
 //   - Several files are a job when all of them are ranks of one job
 //     (Chrome distributedInfo with equal world_size and distinct ranks, and
 //     windows that overlap in time), or when the user says so (--job).
-//   - Otherwise they are a batch: each is analysed alone, and a bad file is
-//     reported while the others are analysed. A folder holding several jobs
-//     is refused, naming them.
+//   - Otherwise they are a batch: each single-process trace analysed alone,
+//     each job (a multi-process export, or traces that are the ranks of one
+//     job) as its ranks, and a bad file reported while the others are
+//     analysed.
 //
 // Each trace is read and analysed by a pool of workers sized so that the
 // traces in flight fit in memory; only the analysis (the audit.Analysis,
@@ -89,16 +90,13 @@ type Result struct {
 	// Single, Job or Batch holds the analysis, by Kind.
 	Single *audit.Analysis
 	Job    *job.Analysis
-	Batch  *audit.Batch
+	Batch  *job.Batch
 	// Failed are the traces of a batch that could not be read or analysed,
 	// each error naming its file; the caller reports them and exits 2.
 	Failed []error
 	// Paths are the trace files read, in order.
 	Paths []string
 }
-
-// ErrSeveralJobs is returned for a folder that holds more than one job.
-var ErrSeveralJobs = errors.New("holds several jobs")
 
 // Inputs are the trace files that arguments name (Expand).
 type Inputs struct {
@@ -182,7 +180,7 @@ func AnalyzeInputs(in Inputs, o Options) (*Result, error) {
 	if o.Open == nil {
 		o.Open = func(p string) (*timeline.Timeline, error) { return ingest.Open(p, ingest.Options{}) }
 	}
-	paths, folders := in.Files, in.Folders
+	paths := in.Files
 	if len(paths) == 0 {
 		return nil, errors.New("no trace files given")
 	}
@@ -209,24 +207,26 @@ func AnalyzeInputs(in Inputs, o Options) (*Result, error) {
 		return reduce(res, u.reports, o)
 	}
 	groups, loose := group(ok, o.Job)
-	switch {
-	case len(groups) == 1 && len(loose) == 0:
+	if len(groups) == 1 && len(loose) == 0 {
 		if len(res.Failed) > 0 {
 			return nil, fmt.Errorf("%w (the other traces are ranks of one job: every rank must be readable)", res.Failed[0])
 		}
 		return reduce(res, groups[0].reports(), o)
-	case len(groups) >= 2 && len(folders) > 0:
-		var names []string
-		for _, g := range groups {
-			names = append(names, g.String())
-		}
-		return nil, fmt.Errorf("%s %w: %s; analyze one job at a time", strings.Join(folders, ", "), ErrSeveralJobs, strings.Join(names, "; "))
 	}
-	res.Kind, res.Batch = KindBatch, &audit.Batch{Files: []*audit.Analysis{}}
-	for _, u := range ok {
+	// A batch: each trace alone, each job as its ranks.
+	res.Kind, res.Batch = KindBatch, &job.Batch{Files: []*audit.Analysis{}, Jobs: []*job.Analysis{}}
+	for _, u := range loose {
 		res.Batch.Files = append(res.Batch.Files, u.reports...)
 	}
-	if len(res.Batch.Files) == 0 {
+	for _, g := range groups {
+		j, err := job.Reduce(g.reports(), job.Options{Bands: o.Config.Bands, InfoFloor: o.Config.InfoFloor})
+		if err != nil {
+			res.Failed = append(res.Failed, fmt.Errorf("%s: %w", g, err))
+			continue
+		}
+		res.Batch.Jobs = append(res.Batch.Jobs, j)
+	}
+	if len(res.Batch.Files)+len(res.Batch.Jobs) == 0 {
 		return nil, res.Failed[0]
 	}
 	return res, nil

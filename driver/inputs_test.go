@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -185,18 +184,23 @@ func TestBalancedJobNsys(t *testing.T) {
 	}
 }
 
-// A folder of several jobs is refused, naming them; a folder of one job
-// is that job.
+// A folder of several jobs is a batch of them; a folder of one job is
+// that job.
 func TestFolders(t *testing.T) {
-	_, err := Analyze([]string{testfix.Project("h200-ddp")}, Options{})
-	if !errors.Is(err, ErrSeveralJobs) {
-		t.Fatalf("err %v", err)
+	res, err := Analyze([]string{testfix.Project("h200-ddp")}, Options{})
+	if err != nil || res.Kind != KindBatch || len(res.Batch.Files) != 0 || len(res.Batch.Jobs) != 4 {
+		t.Fatalf("folder of 4 jobs: %v %+v", err, res)
 	}
-	for _, want := range []string{"{d0_straggler.nsys.sqlite}", "{d0_straggler.rank0.pt.trace.json.gz, d0_straggler.rank1.pt.trace.json.gz}",
-		"{d1_balanced.rank0.pt.trace.json.gz, d1_balanced.rank1.pt.trace.json.gz}", "{d1_balanced.nsys.sqlite}"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("%v: does not name %s", err, want)
+	for _, j := range res.Batch.Jobs {
+		if j.Job.Ranks != 2 {
+			t.Errorf("job of %d ranks", j.Job.Ranks)
 		}
+	}
+	// The shared nsys corpus: two 2-GPU exports beside eight single-GPU
+	// traces (refused as "several jobs" before).
+	res, err = Analyze([]string{testfix.SharedDir(t, "nsys")}, Options{})
+	if err != nil || res.Kind != KindBatch || len(res.Batch.Jobs) != 2 || len(res.Batch.Files) != 8 {
+		t.Fatalf("the nsys corpus: %v, %d files, %d jobs", err, len(res.Batch.Files), len(res.Batch.Jobs))
 	}
 	dir := t.TempDir()
 	for _, f := range []string{"d0_straggler.rank0.pt.trace.json.gz", "d0_straggler.rank1.pt.trace.json.gz"} {
@@ -208,7 +212,7 @@ func TestFolders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := Analyze([]string{dir}, Options{})
+	res, err = Analyze([]string{dir}, Options{})
 	if err != nil || res.Kind != KindJob || res.Job.Job.Straggler == nil {
 		t.Fatalf("folder of one job: %v %+v", err, res)
 	}

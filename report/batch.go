@@ -2,15 +2,20 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"path/filepath"
 
+	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
+	"github.com/traceaudit/traceaudit/internal/units"
 )
 
 // ForBatch is the document of several unrelated traces, each analysed
 // alone: text, Markdown and JSON, which its report folder holds without
 // plots.
-func ForBatch(b *audit.Batch) *Document {
+func ForBatch(b *job.Batch) *Document {
 	return &Document{value: b, formats: map[Format]renderer{
 		Text:     asText(func(p *printer) { batchText(p, b) }),
 		Markdown: asMarkdown(func(p *printer, o Options) { batchMarkdown(p, b, o) }),
@@ -23,7 +28,7 @@ func ForBatch(b *audit.Batch) *Document {
 // objects, each with schema_version and tool_version. It has no report
 // folder.
 func ForAnalyses(rs []*audit.Analysis) *Document {
-	b := &audit.Batch{Files: rs}
+	b := &job.Batch{Files: rs}
 	return &Document{value: rs, formats: map[Format]renderer{
 		Text:     asText(func(p *printer) { batchText(p, b) }),
 		Markdown: asMarkdown(func(p *printer, o Options) { batchMarkdown(p, b, o) }),
@@ -40,24 +45,67 @@ func ForAnalyses(rs []*audit.Analysis) *Document {
 	}}
 }
 
-// batchText writes each trace's report.
-func batchText(p *printer, b *audit.Batch) {
+// batchText writes each trace's report, then each job's, then (for more
+// than one) a table of them all: a line each with its verdict, its top
+// cause and the gain of fixing it.
+func batchText(p *printer, b *job.Batch) {
 	for i, r := range b.Files {
 		if i > 0 {
 			p.line("")
 		}
 		analyzeText(p, r)
 	}
+	for i, j := range b.Jobs {
+		if i > 0 || len(b.Files) > 0 {
+			p.line("")
+		}
+		jobText(p, j)
+	}
+	if len(b.Files)+len(b.Jobs) < 2 {
+		return
+	}
+	p.line("")
+	p.line("%-40s %-20s %-20s %s", "trace", "verdict", "top cause", "gain")
+	row := func(name, verdict string, fs []analyze.Finding) {
+		cause, gain := "-", "-"
+		if c := rootCauses(fs); len(c) > 0 {
+			cause, gain = c[0].ID, units.Speedup(c[0].EstimatedSpeedup)
+			if c[0].EstimateSource == "bound" {
+				gain = "at most " + gain
+			}
+		}
+		p.line("%s", fitLine(fmt.Sprintf("%-40s %-20s %-20s %s", fitLine(name, 40), verdictHead(verdict), cause, gain), textWidth))
+	}
+	for _, r := range b.Files {
+		row(filepath.Base(r.File), r.Verdict, r.Findings)
+	}
+	for _, j := range b.Jobs {
+		fs := j.Job.Findings
+		if f := focusRank(j); f != nil && len(fs) == 0 {
+			fs = f.Findings
+		}
+		row(jobFiles(j), j.Job.Verdict, fs)
+	}
 }
 
-// batchMarkdown writes each trace's report, separated by rules.
-func batchMarkdown(p *printer, b *audit.Batch, o Options) {
-	for i, r := range b.Files {
-		if i > 0 {
+// batchMarkdown writes each trace's report, then each job's, separated by
+// rules.
+func batchMarkdown(p *printer, b *job.Batch, o Options) {
+	n := 0
+	rule := func() {
+		if n > 0 {
 			p.line("")
 			p.line("---")
 			p.line("")
 		}
+		n++
+	}
+	for _, r := range b.Files {
+		rule()
 		analyzeMarkdown(p, r, o)
+	}
+	for _, j := range b.Jobs {
+		rule()
+		jobMarkdown(p, j, o)
 	}
 }

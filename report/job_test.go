@@ -6,6 +6,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/audit"
+	"github.com/traceaudit/traceaudit/analyze/job"
 )
 
 // A rank's row shows its own cause as the straggler finding names it, or
@@ -51,7 +52,7 @@ func TestAloneRankNote(t *testing.T) {
 	}
 	// Each file of a batch is read alone too.
 	var batch strings.Builder
-	if err := ForBatch(&audit.Batch{Files: []*audit.Analysis{r, r}}).Render(&batch, Text, Options{}); err != nil {
+	if err := ForBatch(&job.Batch{Files: []*audit.Analysis{r, r}}).Render(&batch, Text, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Count(batch.String(), want) != 2 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/compare"
+	"github.com/traceaudit/traceaudit/analyze/job"
 	"github.com/traceaudit/traceaudit/analyze/stats"
 	"github.com/traceaudit/traceaudit/internal/version"
 )
@@ -23,7 +24,7 @@ func TestRenderUnsupported(t *testing.T) {
 		{Text, ForValue(struct{}{}), "report: text of struct {}: "},
 		{Markdown, ForValue(42), "report: markdown of int: "},
 		{CSV, ForAnalysis(r), "report: csv of *audit.Analysis: "},
-		{HTML, ForBatch(&audit.Batch{}), "report: html of *audit.Batch: "},
+		{HTML, ForBatch(&job.Batch{}), "report: html of *job.Batch: "},
 		{ChromeTrace, ForDiff(&compare.Diff{}), "report: chrome-trace of *compare.Diff: "},
 		{"yaml", ForAnalysis(r), `report: "yaml": `},
 		{JSON, ForValue([]int{1}), "report: json of []int: "},
@@ -46,7 +47,7 @@ func TestPlotWithoutFolder(t *testing.T) {
 	if err := ForStats(&stats.Stats{}).Plot(nil); !errors.Is(err, ErrFormat) || err.Error() != "report folder of *stats.Stats: "+ErrFormat.Error() {
 		t.Errorf("stats: %v", err)
 	}
-	if err := ForBatch(&audit.Batch{}).Plot(nil); err != nil {
+	if err := ForBatch(&job.Batch{}).Plot(nil); err != nil {
 		t.Errorf("batch: %v", err)
 	}
 }

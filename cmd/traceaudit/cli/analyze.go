@@ -180,9 +180,10 @@ distributedInfo gives one world size and distinct ranks, or any files with
 --job), a folder of them, or one Nsight Systems export of several GPU
 processes are analysed as a job: each rank on its own, then which rank the
 others wait for in their collectives (the straggler) and why. Other sets of
-traces are a batch: each is analysed alone, and an unreadable one is reported
-while the others are analysed (exit 2 at the end). A folder holding several
-jobs is refused, naming them.
+traces are a batch: each trace analysed alone, each job among them (an export
+of several processes, or ranks of one job) as its ranks, then a table of all
+of them; an unreadable trace is reported while the others are analysed (exit
+2 at the end).
 
 Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		Example: `  # findings in the terminal
@@ -225,7 +226,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		},
 	}
 	fl.register(cmd)
-	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write report.md, report.json and plots (PNG and SVG) to this folder")
+	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write to this folder: report.html, report.md, report.json, annotated.json (a single trace, for ui.perfetto.dev) and the plots (PNG and SVG)")
 	cmd.Flags().BoolVar(&opts.Job, "job", false, "the files are the ranks of one job, whatever their metadata says (ranks from distributedInfo, else argument order)")
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "text: every finding with its fix, code, evidence and replay command (default: the answer in a screen)")
 	return cmd

@@ -152,8 +152,8 @@ func TestJobAndBatchErrors(t *testing.T) {
 		stdout  string
 		errText string
 	}{
-		// A folder of several jobs is refused, naming them.
-		{[]string{"analyze", "fixtures/h200-ddp"}, 2, "", "holds several jobs: {d0_straggler.nsys.sqlite}"},
+		// A folder of several jobs is a batch of them, with their table.
+		{[]string{"analyze", "fixtures/h200-ddp"}, 0, "d1_balanced.nsys.sqlite                  host-bound", ""},
 		// A batch: the good traces analysed, the bad one named, exit 2.
 		{[]string{"analyze", "--format", "json", "fixtures/r3_streams.pt.trace.json.gz", bad, "fixtures/b0_pageable_sync.pt.trace.json.gz"}, 2,
 			`"files": [`, "bad.json: not a recognised profile"},

@@ -72,7 +72,11 @@ func docOf(res *driver.Result) (*report.Document, analyze.Severity) {
 	case driver.KindJob:
 		return report.ForJob(res.Job), report.MaxJobSeverity(res.Job)
 	case driver.KindBatch:
-		return report.ForBatch(res.Batch), report.MaxSeverity(res.Batch.Files...)
+		worst := report.MaxSeverity(res.Batch.Files...)
+		for _, j := range res.Batch.Jobs {
+			worst = max(worst, report.MaxJobSeverity(j))
+		}
+		return report.ForBatch(res.Batch), worst
 	}
 	return report.ForAnalysis(res.Single), report.MaxSeverity(res.Single)
 }

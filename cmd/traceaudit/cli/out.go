@@ -2,6 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/internal/outdir"
@@ -46,6 +50,52 @@ func emitWith(ios *IO, format, outDir string, args []string, doc *report.Documen
 			return err
 		}
 	}
-	_, err := ios.Out.Write(buf.Bytes())
-	return err
+	if _, err := ios.Out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if outDir != "" {
+		fmt.Fprintln(ios.Err, "traceaudit: "+wrote(outDir))
+	}
+	return nil
+}
+
+// hints say how to open a file of a report folder.
+var hints = map[string]string{"report.html": " (open in a browser)", "annotated.json": " (open in ui.perfetto.dev)"}
+
+// wrote says what a report folder holds: its reports, then its plots.
+func wrote(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "wrote " + dir
+	}
+	var files []string
+	plots := 0
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // the folder's own marker
+		}
+		switch name := e.Name(); filepath.Ext(name) {
+		case ".png":
+			plots++
+		case ".svg":
+		default:
+			files = append(files, name+hints[name])
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return rank(files[i]) < rank(files[j]) })
+	out := "wrote " + filepath.Join(dir, "") + string(filepath.Separator) + ": " + strings.Join(files, ", ")
+	if plots > 0 {
+		out += fmt.Sprintf(", %d plot(s) (PNG and SVG)", plots)
+	}
+	return out
+}
+
+// rank orders a folder's files as a reader opens them.
+func rank(name string) int {
+	for i, p := range []string{"report.html", "report.md", "report.json", "annotated.json"} {
+		if strings.HasPrefix(name, p) {
+			return i
+		}
+	}
+	return 9
 }

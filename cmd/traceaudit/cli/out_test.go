@@ -455,3 +455,17 @@ func TestFolderWriteInterrupted(t *testing.T) {
 		t.Errorf("left: %v", es)
 	}
 }
+
+// TestOutSaysWhatItWrote: --out names the files it wrote on stderr, the
+// report a person opens first, and leaves stdout to the report.
+func TestOutSaysWhatItWrote(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "audit")
+	out, errOut, code := run(t, "analyze", "--out", dir, "fixtures/r0_baseline.pt.trace.json.gz")
+	if code != 0 || strings.Contains(out, "wrote") {
+		t.Fatalf("exit %d, stdout %q", code, out[:min(len(out), 200)])
+	}
+	want := "traceaudit: wrote " + dir + "/: report.html (open in a browser), report.md, report.json, annotated.json (open in ui.perfetto.dev), 4 plot(s) (PNG and SVG)\n"
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}
