@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Marker is the file, in every folder traceaudit writes, that lists the
@@ -193,6 +194,7 @@ func New(dir string) (*Writer, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, pathErr(dir, err)
 	}
+	sweep(parent, filepath.Base(dir), time.Now())
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
 	if err != nil {
 		// The folder beside which the report is written refuses files.
@@ -203,6 +205,45 @@ func New(dir string) (*Writer, error) {
 		return nil, pathErr(dir, err)
 	}
 	return &Writer{dir: dir, tmp: tmp}, nil
+}
+
+// staleAfter is how old a half-made report folder must be for the next
+// run writing the same folder to remove it: older than any run that
+// could still be writing it.
+const staleAfter = 10 * time.Minute
+
+// sweep removes what killed runs left beside folder base in parent: the
+// temporary folders (.base.tmp-*, and their .old) of reports never
+// committed, when they hold only plain files and nothing in them changed
+// for staleAfter. Anything else stays.
+func sweep(parent, base string, now time.Time) {
+	matches, _ := filepath.Glob(filepath.Join(parent, "."+base+".tmp-*"))
+	for _, m := range matches {
+		es, err := os.ReadDir(m)
+		if err != nil {
+			continue
+		}
+		newest := time.Time{}
+		if st, err := os.Lstat(m); err == nil && st.IsDir() {
+			newest = st.ModTime()
+		} else {
+			continue
+		}
+		plain := true
+		for _, e := range es {
+			info, err := e.Info()
+			if err != nil || !info.Mode().IsRegular() {
+				plain = false
+				break
+			}
+			if info.ModTime().After(newest) {
+				newest = info.ModTime()
+			}
+		}
+		if plain && now.Sub(newest) > staleAfter {
+			os.RemoveAll(m)
+		}
+	}
 }
 
 // keepMode gives the new folder tmp the mode of the folder it replaces (its

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func read(t *testing.T, p string) string {
@@ -364,5 +365,51 @@ func TestPathErrors(t *testing.T) {
 	pe := pathErr("x", &fs.PathError{Op: "mkdir", Path: "/proc/.x.tmp-1", Err: syscall.ENOENT})
 	if pe.Error() != "x: no such file or directory" {
 		t.Errorf("path error: %v", pe)
+	}
+}
+
+// TestSweepsWhatKilledRunsLeft: the next run writing a folder removes the
+// temporary folders a killed run left beside it, once stale, and nothing
+// else: a fresh one (a run still writing) and one holding a folder stay.
+func TestSweepsWhatKilledRunsLeft(t *testing.T) {
+	parent := t.TempDir()
+	mk := func(name string, age time.Duration, sub bool) string {
+		d := filepath.Join(parent, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(d, "report.md")
+		if err := os.WriteFile(f, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if sub {
+			if err := os.Mkdir(filepath.Join(d, "inner"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		old := time.Now().Add(-age)
+		for _, p := range []string{f, d} {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	stale := mk(".audit.tmp-123", time.Hour, false)
+	fresh := mk(".audit.tmp-456", time.Second, false)
+	nested := mk(".audit.tmp-789", time.Hour, true)
+	other := mk(".other.tmp-1", time.Hour, false)
+	w, err := New(filepath.Join(parent, "audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	for _, c := range []struct {
+		dir  string
+		gone bool
+	}{{stale, true}, {fresh, false}, {nested, false}, {other, false}} {
+		if _, err := os.Stat(c.dir); os.IsNotExist(err) != c.gone {
+			t.Errorf("%s: gone %v, want %v", filepath.Base(c.dir), os.IsNotExist(err), c.gone)
+		}
 	}
 }
