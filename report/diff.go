@@ -33,6 +33,9 @@ func diffText(p *printer, d *compare.Diff) {
 	p.line("new:        %s", idList(d.New))
 	p.line("regressed:  %s", idList(d.Regressed))
 	p.line("persisting: %s", idList(d.Persisting))
+	if len(d.Resolved)+len(d.New)+len(d.Regressed) == 0 {
+		p.line("no change: no finding resolved, new or regressed")
+	}
 	if len(d.Changes) > 0 {
 		p.line("")
 		p.line("%-20s %-32s %-32s %s", "finding", "before", "after", "status")

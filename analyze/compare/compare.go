@@ -46,8 +46,9 @@ type Change struct {
 	ID     string `json:"id"`
 	Before Side   `json:"before"`
 	After  Side   `json:"after"`
-	// Status is "resolved", "new", "persisting", "regressed" or "" (below
-	// warning in both).
+	// Status is "resolved", "new" (absent before), "persisting",
+	// "regressed" (its severity or share rose, info to warning included)
+	// or "info" (below warning in both).
 	Status string `json:"status"`
 }
 
@@ -147,6 +148,8 @@ func status(b, a Side) string {
 	switch {
 	case bw && !aw:
 		return "resolved"
+	case !bw && aw && b.Severity == analyze.SeverityInfo:
+		return "regressed" // it was there, below warning: its severity rose
 	case !bw && aw:
 		return "new"
 	case bw && aw:
@@ -163,7 +166,7 @@ func status(b, a Side) string {
 		}
 		return "persisting"
 	}
-	return ""
+	return "info"
 }
 
 // Worst is the highest severity, in the after run, among new and regressed

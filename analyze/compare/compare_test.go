@@ -38,10 +38,16 @@ func TestCompare(t *testing.T) {
 		}
 	}
 	check("resolved", d.Resolved, []string{"a", "e"})
-	check("new", d.New, []string{"g", "h"})
-	// b: +0.01 is noise; c: +0.03 beats max(0.02, 0.01); d: warning -> error.
+	check("new", d.New, []string{"h"})
+	// b: +0.01 is noise; c: +0.03 beats max(0.02, 0.01); d: warning -> error;
+	// g: info -> warning, its severity rose (not new: it was there).
 	check("persisting", d.Persisting, []string{"b"})
-	check("regressed", d.Regressed, []string{"c", "d"})
+	check("regressed", d.Regressed, []string{"c", "d", "g"})
+	for _, c := range d.Changes {
+		if c.Status == "" {
+			t.Errorf("%s has no status", c.ID)
+		}
+	}
 	if d.Worst() != E {
 		t.Errorf("worst %v", d.Worst())
 	}
