@@ -364,11 +364,7 @@ func (g *graph) link(ix *index.Index) {
 	// Work its stream or an event held back starts, once free, at the
 	// launch latency the idle starts show (their tenth percentile), never
 	// later after its launch than it did.
-	defLat := int64(5_000)
-	if len(lats) > 0 {
-		slices.Sort(lats)
-		defLat = lats[len(lats)/10]
-	}
+	defLat := quantile(lats, 0.1, 5_000)
 	for i := range g.nodes {
 		if nd := &g.nodes[i]; nd.gpu && nd.launch >= 0 && nd.lat == 0 {
 			nd.lat = min(defLat, max(0, nd.s-g.nodes[nd.launch].s))
@@ -419,11 +415,7 @@ func (g *graph) link(ix *index.Index) {
 			}
 		}
 	}
-	defRet := int64(2_000)
-	if len(rets) > 0 {
-		slices.Sort(rets)
-		defRet = rets[len(rets)/2]
-	}
+	defRet := quantile(rets, 0.5, 2_000)
 	for i := range g.nodes {
 		if nd := &g.nodes[i]; !nd.gpu && nd.blocking && nd.wait >= 0 && g.nodes[nd.wait].e <= nd.s {
 			nd.ret = min(defRet, nd.base)
@@ -450,4 +442,13 @@ func (g *graph) sortOrder() {
 		}
 		return cmp.Compare(a.phase, b.phase)
 	})
+}
+
+// quantile is the q-quantile of xs (sorted in place), or def for none.
+func quantile(xs []int64, q float64, def int64) int64 {
+	if len(xs) == 0 {
+		return def
+	}
+	slices.Sort(xs)
+	return xs[int(q*float64(len(xs)-1)+0.5)]
 }
