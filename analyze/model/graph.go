@@ -155,7 +155,8 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 		}
 	}
 	g.threads = len(threads)
-	nodeOf := map[int32]int32{}
+	g.nodes = make([]node, 0, ix.Count[timeline.KindAPI]+len(ix.DeviceWork))
+	nodeOf := make(map[int32]int32, ix.Count[timeline.KindAPI])
 
 	restarts := ix.Restarts()
 
@@ -275,6 +276,13 @@ func (g *graph) link(ix *index.Index) {
 	g.laneFirst = slices.Repeat([]int32{-1}, lanes)
 	g.laneLast = slices.Repeat([]int32{-1}, lanes)
 	byLane := make([][]int32, lanes)
+	perLane := make([]int, lanes)
+	for i := range g.nodes {
+		perLane[g.nodes[i].lane]++
+	}
+	for l := range byLane {
+		byLane[l] = make([]int32, 0, perLane[l])
+	}
 	for i := range g.nodes {
 		byLane[g.nodes[i].lane] = append(byLane[g.nodes[i].lane], int32(i))
 	}
