@@ -37,7 +37,7 @@ func analyzeText(p *printer, r *audit.Analysis) {
 	}
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	if n := aloneNote(r); n != "" {
-		for _, l := range wrap(n, textWidth) {
+		for _, l := range wrap(n, p.cols()) {
 			p.line("%s", l)
 		}
 	}
@@ -78,7 +78,7 @@ func notObservableText(p *printer, r *audit.Analysis) {
 	p.line("")
 	p.line("not observable in this trace:")
 	for _, n := range r.NotObservable {
-		for j, l := range wrap(n.ID+": "+n.Why, textWidth-2) {
+		for j, l := range wrap(n.ID+": "+n.Why, p.cols()-2) {
 			if j == 0 {
 				p.line("  %s", l)
 			} else {
@@ -180,7 +180,7 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 		cells := func(b index.Breakdown) []htmlCell {
 			var c []htmlCell
 			for _, k := range shownBuckets(comm) {
-				c = append(c, cn(units.Dur(b[k])))
+				c = append(c, cn(bucketDur(r, k, b[k])))
 			}
 			return c
 		}

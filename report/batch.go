@@ -74,7 +74,7 @@ func batchText(p *printer, b *job.Batch) {
 				gain = "at most " + gain
 			}
 		}
-		p.line("%s", fitLine(fmt.Sprintf("%-40s %-20s %-20s %s", fitLine(name, 40), verdictHead(verdict), cause, gain), textWidth))
+		p.line("%s", fitLine(fmt.Sprintf("%-40s %-20s %-20s %s", fitLine(name, 40), verdictHead(verdict), cause, gain), p.cols()))
 	}
 	for _, r := range b.Files {
 		row(filepath.Base(r.File), r.Verdict, r.Findings)

@@ -31,7 +31,7 @@ const symptomID = "gpu-idle"
 func briefText(p *printer, r *audit.Analysis) {
 	p.line("%s  (%s)", filepath.Base(r.File), r.Format)
 	if n := aloneNote(r); n != "" {
-		for _, l := range wrap(n, textWidth) {
+		for _, l := range wrap(n, p.cols()) {
 			p.line("%s", l)
 		}
 	}
@@ -42,10 +42,10 @@ func briefText(p *printer, r *audit.Analysis) {
 // the steps, the causes, the first fix, the evidence and what the trace
 // cannot show.
 func briefBody(p *printer, r *audit.Analysis) {
-	for _, l := range wrap(r.Verdict, textWidth) {
+	for _, l := range wrap(r.Verdict, p.cols()) {
 		p.line("%s", l)
 	}
-	for _, l := range wrap("steps: "+stepsSummary(r.Steps, func(s string) string { return s }), textWidth) {
+	for _, l := range wrap("steps: "+stepsSummary(r.Steps, func(s string) string { return s }), p.cols()) {
 		p.line("%s", l)
 	}
 	causes := rootCauses(r.Findings)
@@ -56,7 +56,7 @@ func briefBody(p *printer, r *audit.Analysis) {
 		return
 	}
 	p.line("")
-	for _, l := range wrap(fmt.Sprintf("causes: share of the step, and the step's speedup if fixed (%s)", estimateOrigin(r.Model)), textWidth) {
+	for _, l := range wrap(fmt.Sprintf("causes: share of the step, and the step's speedup if fixed (%s)", estimateOrigin(r.Model)), p.cols()) {
 		p.line("%s", l)
 	}
 	shown := causes[:min(len(causes), briefCauses)]
@@ -73,7 +73,7 @@ func briefBody(p *printer, r *audit.Analysis) {
 	top := causes[0]
 	p.line("")
 	p.line("fix first: %s", top.ID)
-	fix := wrap(top.Fix, textWidth-2)
+	fix := wrap(top.Fix, p.cols()-2)
 	for i, l := range fix {
 		if i == briefFixLines {
 			p.line("  ... (--verbose for the whole fix)")
@@ -88,7 +88,7 @@ func briefBody(p *printer, r *audit.Analysis) {
 				p.line("    ...")
 				break
 			}
-			p.line("    %s", fitLine(l, textWidth-4))
+			p.line("    %s", fitLine(l, textWidth-4)) // code is cut at 100 columns only: it is copied, not read
 		}
 	}
 	p.line("")
@@ -98,7 +98,7 @@ func briefBody(p *printer, r *audit.Analysis) {
 			continue
 		}
 		e := f.Evidence[0]
-		p.line("%s", fitLine(fmt.Sprintf("  %-20s %s  %s", f.ID, at(e.StartNS-windowStart(r)), e.What), textWidth))
+		p.line("%s", fitLine(fmt.Sprintf("  %-20s %s  %s", f.ID, at(e.StartNS-windowStart(r)), e.What), p.cols()))
 	}
 	briefUnobservable(p, r)
 	p.line("")
@@ -157,7 +157,7 @@ func briefUnobservable(p *printer, r *audit.Analysis) {
 	p.line("")
 	p.line("not observable in this trace:")
 	for _, n := range r.NotObservable {
-		p.line("%s", fitLine("  "+n.ID+": "+n.Why, textWidth))
+		p.line("%s", fitLine("  "+n.ID+": "+n.Why, p.cols()))
 	}
 }
 

@@ -152,7 +152,7 @@ func mdIDs(ids []string) string {
 // textWarnings writes a diff's warnings, wrapped.
 func textWarnings(p *printer, ws []string) {
 	for _, w := range ws {
-		hanging(p, "", "  ", "warning: "+w, textWidth)
+		hanging(p, "", "  ", "warning: "+w, p.cols())
 	}
 }
 

@@ -55,6 +55,8 @@ type Options struct {
 	// Verbose writes an analysis's text in full (every finding with its
 	// evidence); without it the text gives the answer in a screen.
 	Verbose bool
+	// Width is the columns text wraps to: the terminal's (0: 100).
+	Width int
 }
 
 // Plot is a figure written beside a report.
@@ -150,7 +152,7 @@ func unsupported(f Format, doc any) error {
 // terminal would interpret, colours where Options allow.
 func asText(write func(p *printer)) renderer {
 	return func(w io.Writer, o Options) error {
-		p := &printer{w: w, clean: termSafe, color: o.Color, verbose: o.Verbose}
+		p := &printer{w: w, clean: termSafe, color: o.Color, verbose: o.Verbose, width: o.Width}
 		write(p)
 		return p.err
 	}

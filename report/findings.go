@@ -20,10 +20,10 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 		} else {
 			p.line("%d. %s %-20s %s", i+1, sev, f.ID, figures(f))
 		}
-		for _, l := range wrap(f.Title, textWidth-3) {
+		for _, l := range wrap(f.Title, p.cols()-3) {
 			p.line("   %s", l)
 		}
-		for _, l := range wrap("fix: "+f.Fix, textWidth-3) {
+		for _, l := range wrap("fix: "+f.Fix, p.cols()-3) {
 			p.line("   %s", l)
 		}
 		if f.Code != "" {
@@ -36,7 +36,7 @@ func findingsText(p *printer, fs []analyze.Finding, origin int64, verify func(an
 			p.line("   evidence (time from the start of the trace):")
 			for _, e := range f.Evidence {
 				p.line("     %s  %-9s %s", at(e.StartNS-origin), units.Dur(e.EndNS-e.StartNS), e.Track)
-				for _, l := range wrap(e.What, textWidth-8) {
+				for _, l := range wrap(e.What, p.cols()-8) {
 					p.line("        %s", l)
 				}
 			}

@@ -74,8 +74,8 @@ func jobText(p *printer, j *job.Analysis) {
 // straggler in a line (its cause and the job's gain when it is fixed),
 // then the brief of the rank the report is about.
 func jobBrief(p *printer, j *job.Analysis) {
-	p.line("%s", fitLine(fmt.Sprintf("job of %s  (%s)", rankCount(j), jobFiles(j)), textWidth))
-	for _, l := range wrap(jobVerdictLine(j), textWidth) {
+	p.line("%s", fitLine(fmt.Sprintf("job of %s  (%s)", rankCount(j), jobFiles(j)), p.cols()))
+	for _, l := range wrap(jobVerdictLine(j), p.cols()) {
 		p.line("%s", l)
 	}
 	p.line("")
@@ -86,9 +86,9 @@ func jobBrief(p *printer, j *job.Analysis) {
 			mark = " *"
 		}
 		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
-			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), textWidth))
+			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), p.cols()))
 	}
-	for _, l := range wrap(jobLegend(j), textWidth) {
+	for _, l := range wrap(jobLegend(j), p.cols()) {
 		p.line("%s", l)
 	}
 	focus := focusRank(j)
@@ -96,12 +96,12 @@ func jobBrief(p *printer, j *job.Analysis) {
 	if s := j.Job.Straggler; s != nil && len(j.Job.Findings) > 0 {
 		f := j.Job.Findings[0]
 		for _, l := range wrap(fmt.Sprintf("straggler: rank %d; the others wait %s a step for it (%s of their step); fixing its %s (below) speeds the job %s",
-			s.Rank, units.Dur(s.WaitNSPerStep), units.Pct(f.Share), s.Cause, gain(f)), textWidth) {
+			s.Rank, units.Dur(s.WaitNSPerStep), units.Pct(f.Share), s.Cause, gain(f)), p.cols()) {
 			p.line("%s", l)
 		}
 	} else {
 		for _, l := range wrap(fmt.Sprintf("no rank holds the others back: no rank makes the others wait %s of a step or more beyond what it waits for them",
-			units.Pct(job.MinStragglerShare)), textWidth) {
+			units.Pct(job.MinStragglerShare)), p.cols()) {
 			p.line("%s", l)
 		}
 	}
@@ -109,7 +109,7 @@ func jobBrief(p *printer, j *job.Analysis) {
 		return
 	}
 	p.line("")
-	p.line("%s", fitLine(fmt.Sprintf("── %s: %s ──", focusTitle(j, focus), filepath.Base(focus.File)), textWidth))
+	p.line("%s", fitLine(fmt.Sprintf("── %s: %s ──", focusTitle(j, focus), filepath.Base(focus.File)), p.cols()))
 	briefBody(p, focus.Analysis)
 }
 

@@ -50,6 +50,8 @@ type printer struct {
 	color bool
 	// verbose asks for the full text of an analysis (Options.Verbose).
 	verbose bool
+	// width is the columns text wraps to (0: textWidth).
+	width int
 }
 
 // styled is text the renderer made itself (colours): line does not clean

@@ -161,7 +161,7 @@ func replayText(p *printer, r *replay.Result) {
 	}
 	p.line("observed in the trace: step %s (mean), %s (median); GPU %s per step (copies + kernels, mean)",
 		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS))
-	for _, l := range wrap("replayed step: "+planLine(r), textWidth) {
+	for _, l := range wrap("replayed step: "+planLine(r), p.cols()) {
 		p.line("%s", l)
 	}
 	p.line("")
@@ -196,7 +196,7 @@ func replayText(p *printer, r *replay.Result) {
 // textNotes writes notes as an indented list, wrapped.
 func textNotes(p *printer, ns []string) {
 	for _, n := range ns {
-		hanging(p, "  - ", "    ", n, textWidth-4)
+		hanging(p, "  - ", "    ", n, p.cols()-4)
 	}
 }
 

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
@@ -54,6 +55,9 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 	comm := HasComm(r)
 	if total > 0 {
 		part := func(name string, v int64) string {
+			if v == 0 && unrecorded(r, name) {
+				return name + " n/a"
+			}
 			return fmt.Sprintf("%s %s (%s)", name, units.Dur(v), units.Pct(float64(v)/float64(total)))
 		}
 		var parts []string
@@ -70,7 +74,7 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
 	}
 	if m := modelNote(r.Model); m != "" {
-		for _, l := range wrap(m, textWidth) {
+		for _, l := range wrap(m, p.cols()) {
 			p.line("%s", l)
 		}
 	}
@@ -101,7 +105,7 @@ func writeStepTable(p *printer, r *audit.Analysis) {
 	cells := func(b index.Breakdown) string {
 		var v []string
 		for _, k := range shownBuckets(comm) {
-			v = append(v, units.Dur(b[k]))
+			v = append(v, bucketDur(r, k, b[k]))
 		}
 		return strings.Join(v, " | ")
 	}
@@ -148,6 +152,18 @@ func stepLabel(s audit.StepEntry, i int) string {
 		name += " (paused, excluded)"
 	}
 	return name
+}
+
+// unrecorded reports whether the trace cannot record bucket name: its 0
+// is not a measurement.
+func unrecorded(r *audit.Analysis, name string) bool { return slices.Contains(r.Unrecorded, name) }
+
+// bucketDur is a bucket's time, or n/a where the trace cannot record it.
+func bucketDur(r *audit.Analysis, k index.Bucket, v int64) string {
+	if v == 0 && unrecorded(r, k.String()) {
+		return "n/a"
+	}
+	return units.Dur(v)
 }
 
 // shownBuckets are the buckets of the two-clock split that the step

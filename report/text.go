@@ -5,8 +5,17 @@ import (
 	"unicode"
 )
 
-// textWidth is where the text report wraps prose.
+// textWidth is where the text report wraps prose when the width of the
+// terminal is not known (Options.Width).
 const textWidth = 100
+
+// cols is the width the printer wraps to: Options.Width, else textWidth.
+func (p *printer) cols() int {
+	if p.width > 0 {
+		return p.width
+	}
+	return textWidth
+}
 
 // wrap breaks s into lines of at most width runes at spaces.
 func wrap(s string, width int) []string {

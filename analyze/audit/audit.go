@@ -37,6 +37,10 @@ type Analysis struct {
 	// Model is the step model's simulation of the steady step and of each
 	// fix (null for a window that is not a steady loop).
 	Model *model.Model `json:"model"`
+	// Unrecorded names the buckets of the split the input cannot record
+	// ("os" without OS runtime calls, "data" without data-loading
+	// ranges): their 0 means unknown, and reports write n/a.
+	Unrecorded []string `json:"unrecorded_buckets,omitempty"`
 	// Collectives are the collective instances the steps launched, for
 	// the job reduce (empty for a single-GPU trace).
 	Collectives []Collective `json:"collectives"`
@@ -167,6 +171,12 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 			r.Findings[i].Severity = min(r.Findings[i].Severity, analyze.SeverityInfo)
 			r.Findings[i].EstimatedSpeedup = 1
 		}
+	}
+	if !tl.Observed.OSCalls {
+		r.Unrecorded = append(r.Unrecorded, index.OS.String())
+	}
+	if len(ix.MainData) == 0 {
+		r.Unrecorded = append(r.Unrecorded, index.Data.String())
 	}
 	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
 	identity(r, ix)

@@ -46,6 +46,9 @@ type IO struct {
 	// Color says whether text on Out may carry ANSI colours: Out is a
 	// terminal and NO_COLOR is unset or empty (no-color.org).
 	Color bool
+	// Width is the terminal's width in columns when Out is one (0: not a
+	// terminal; text then wraps at 100 columns).
+	Width int
 	// Args is the command line after the program name, quoted in reports.
 	Args []string
 	// OneShot says that the process exits after the command (the binary,
@@ -97,7 +100,7 @@ func Main() int {
 		InTTY:   term.IsTerminal(int(os.Stdin.Fd())),
 		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
 		Color:   colorAllowed(term.IsTerminal(int(os.Stdout.Fd())), os.Getenv("NO_COLOR"), os.Getenv("TERM")),
-		OneShot: true}
+		OneShot: true, Width: termWidth(int(os.Stdout.Fd()))}
 	return Run(os.Args[1:], ios)
 }
 
@@ -313,4 +316,17 @@ func checkFormat(got string, allowed ...string) error {
 		}
 	}
 	return usagef("--format %q: want one of %v", got, allowed)
+}
+
+// termWidth is the width of terminal fd, within 60 to 200 columns, or 0
+// when fd is not a terminal.
+func termWidth(fd int) int {
+	if !term.IsTerminal(fd) {
+		return 0
+	}
+	w, _, err := term.GetSize(fd)
+	if err != nil || w <= 0 {
+		return 0
+	}
+	return min(max(w, 60), 200)
 }

@@ -35,7 +35,7 @@ func emit(ios *IO, format, outDir string, args []string, doc *report.Document) e
 func emitWith(ios *IO, format, outDir string, args []string, doc *report.Document, verbose bool) error {
 	o := report.Options{Command: strings.Join(args, " "), Verbose: verbose}
 	if format == string(report.Text) {
-		o.Color = ios.Color
+		o.Color, o.Width = ios.Color, ios.Width
 	}
 	var buf bytes.Buffer
 	if err := doc.Render(&buf, report.Format(format), o); err != nil {
