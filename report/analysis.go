@@ -112,6 +112,11 @@ func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 		p.line("%s.", mdEscape(m))
 	}
 	p.line("")
+	// The causes first, by the gain of their fix (as the text has them),
+	// then the symptom that sums them up.
+	byGain := *r
+	byGain.Findings = causesFirst(r.Findings)
+	r = &byGain
 	findingsTable(p, r)
 	p.line("")
 	writeStepTable(p, r)
@@ -195,7 +200,7 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 		pg.Tables = append(pg.Tables, t)
 	}
 	origin := windowStart(r)
-	for _, f := range r.Findings {
+	for _, f := range causesFirst(r.Findings) {
 		pg.Findings = append(pg.Findings, findingHTML(f, origin, "traceaudit replay --variants "+strings.Join(f.VerifyWith, ",")+" "+filepath.Base(r.File)))
 	}
 	pg.NotesTitle = "Not observable in this trace"

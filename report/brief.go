@@ -125,6 +125,18 @@ func rootCauses(fs []analyze.Finding) []analyze.Finding {
 	return out
 }
 
+// causesFirst is fs with the root causes first, by the gain of their
+// fix, and the symptom last.
+func causesFirst(fs []analyze.Finding) []analyze.Finding {
+	out := rootCauses(fs)
+	for _, f := range fs {
+		if f.ID == symptomID && len(out) < len(fs) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // gain is a finding's estimate in the brief: "5.12x", "at most 1.87x"
 // for a bound, "1.00x, seen in one step" for a one-off.
 func gain(f analyze.Finding) string {
