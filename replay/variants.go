@@ -221,6 +221,9 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 		planned = append(planned, fd)
 	}
 	if len(planned) > 1 {
+		if f, ok := r.Model.Fix(model.All); ok && r.Model.Faithful() && f.Workers > 0 && all.Workers > 0 {
+			all.Workers = f.Workers // the pool the model chose for the step with every fix
+		}
 		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, p, all, planned)})
 	}
 	return out
