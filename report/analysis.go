@@ -166,10 +166,13 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
 	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
+	if m := modelNote(r.Model); m != "" {
+		pg.Lead = append(pg.Lead, m+".")
+	}
 	if len(r.Findings) > 0 {
-		t := htmlTable{ID: "summary", Caption: "Findings by wasted time",
+		t := htmlTable{ID: "summary", Caption: "Causes, by what fixing each gains (the symptom last)",
 			Head: []htmlHead{txt("severity"), txt("finding"), hnum("wasted per step"), hnum("share"), hnum("est. speedup"), txt("fix")}}
-		for _, f := range r.Findings {
+		for _, f := range causesFirst(r.Findings) {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{{Sev: f.Severity.String()}, ct(f.ID + ": " + f.Title),
 				cn(units.Dur(f.WastedNS)), cn(units.Pct(f.Share)), cn(units.Speedup(f.EstimatedSpeedup)), ct(firstSentence(f.Fix))}})
 		}
