@@ -114,13 +114,14 @@ func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	p.line("")
 	// The causes first, by the gain of their fix (as the text has them),
 	// then the symptom that sums them up.
+	byWaste := r // the chart of wasted time keeps its order
 	byGain := *r
 	byGain.Findings = causesFirst(r.Findings)
 	r = &byGain
 	findingsTable(p, r)
 	p.line("")
 	writeStepTable(p, r)
-	for _, c := range analyzeCharts(r) {
+	for _, c := range analyzeCharts(byWaste) {
 		mermaidBlock(p, c)
 	}
 	for _, f := range r.Findings {
