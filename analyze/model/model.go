@@ -10,8 +10,7 @@ import (
 
 // ProfilerEventNS is the host time torch.profiler adds per event it
 // records, as the model takes it out of a profiled trace: the middle of
-// what the replay calibration measured on an H200 (0.6 to 2.4 µs an event;
-// docs/step-model.md).
+// the range the replay calibration measured (docs/step-model.md).
 const ProfilerEventNS = 1_500
 
 // Band is how far the simulated step of the unchanged graph may lie from

@@ -38,9 +38,9 @@ const graphedGapNS = 100_000
 // and the profiler's cost kept or removed.
 type costs struct {
 	profilerNS   int64 // per recorded event, taken out of host time (0: kept)
-	noSync       bool  // synchronising calls and small read-backs do not wait
+	noSync       bool  // synchronising calls and read-backs to pageable memory do not wait
 	pinned       bool  // pageable host-to-device copies come from pinned memory
-	copyStream   bool  // host-to-device copies run on their own stream, a step ahead, without blocking
+	copyStream   bool  // host-to-device copies run on their own stream, a step ahead
 	workers      int   // >0: data waits served by a pool of this many producers
 	reuseBuffers bool  // no OS memory calls (munmap) in steps
 	persistent   bool  // the loader's workers kept across epochs: no restarts
