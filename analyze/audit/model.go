@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -12,22 +13,6 @@ import (
 // fixOf names, for findings whose fix the replay does not yet run, the
 // model's transform of it.
 var fixOf = map[string]string{"alloc-churn": model.KeepCache}
-
-// runningUnknown is dataloader-wait's detail key for workers that run in
-// a number the trace does not show (dataloader.RunningUnknown).
-const runningUnknown = "running_workers_unknown"
-
-// epochRestartNS is dataloader-wait's detail key of its epoch restarts
-// (dataloader.EpochRestartNS).
-const epochRestartNS = "epoch_restart_ns"
-
-// smallCopies is sync-api's detail key of small pageable copies a step,
-// each waited for (syncapi.SmallCopies).
-const smallCopies = "small_copies_per_step"
-
-// deviceToHost is sync-memcpy's detail key of copies that are read-backs
-// (syncmemcpy.DeviceToHost).
-const deviceToHost = "device_to_host"
 
 // symptom is the finding whose estimate is that of all the fixes together.
 const symptom = "gpu-idle"
@@ -38,13 +23,13 @@ func transformOf(f *analyze.Finding) string {
 	if f.ID == symptom {
 		return model.All
 	}
-	if f.Detail[epochRestartNS] > 0 {
+	if f.Detail[fix.EpochRestartNS] > 0 {
 		return model.PersistentWorkers // the loader's stalls are its epoch restarts
 	}
-	if f.Detail[smallCopies] > 0 {
+	if f.Detail[fix.SmallCopiesPerStep] > 0 {
 		return model.PackCopies // drains waiting for small copies made one by one
 	}
-	if f.Detail[deviceToHost] > 0 {
+	if f.Detail[fix.DeviceToHost] > 0 {
 		return model.NoSync // read-backs: read less often, or on the GPU
 	}
 	if len(f.VerifyWith) > 0 {
@@ -62,7 +47,7 @@ func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config,
 	for i := range findings {
 		f := &findings[i]
 		t := transformOf(f)
-		if f.Detail[runningUnknown] == 1 {
+		if f.Detail[fix.RunningUnknown] == 1 {
 			t = "" // workers run, how many the trace does not say: the pool cannot be sized
 		}
 		if t != "" {

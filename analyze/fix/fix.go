@@ -7,6 +7,23 @@ package fix
 
 import "math"
 
+// Detail keys by which a finding tells the step model which fix it
+// calls for where its replay variant does not say (set only when true).
+const (
+	// RunningUnknown (dataloader-wait, 1): DataLoader workers run, but
+	// the trace does not show how many; the pool is not sized.
+	RunningUnknown = "running_workers_unknown"
+	// EpochRestartNS (dataloader-wait): the mean wait for the loader to
+	// start again at an epoch boundary; its fix is persistent workers.
+	EpochRestartNS = "epoch_restart_ns"
+	// SmallCopiesPerStep (sync-api): small pageable copies a step, each
+	// waited for; its fix packs them.
+	SmallCopiesPerStep = "small_copies_per_step"
+	// DeviceToHost (sync-memcpy, 1): the copies are read-backs; its fix
+	// reads back less often.
+	DeviceToHost = "device_to_host"
+)
+
 // DataLoader is what a dataloader-wait finding tells its fix, more
 // DataLoader workers: the pool that keeps up.
 type DataLoader struct {

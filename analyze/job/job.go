@@ -189,10 +189,9 @@ func Reduce(reports []*audit.Analysis, o Options) (*Analysis, error) {
 // straggler's, where there is one), and with the straggler's cause fixed,
 // the straggler's simulated fixed step:
 // the others waited for it most of their step, and the model takes their
-// own work to fit under its fixed step (their step less the wait
-// measured in collectives misses the waits outside them: on d0_straggler
-// it leaves 38 ms where the real fixed job runs 23 ms). Nil when a rank
-// has no faithful model.
+// own work to fit under its fixed step (their step less the wait measured
+// in collectives misses their waits outside them; docs/step-model.md).
+// Nil when a rank has no faithful model.
 func (j *Analysis) stepModel() *Model {
 	var slow int64
 	for _, r := range j.Ranks {

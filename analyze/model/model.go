@@ -10,7 +10,7 @@ import (
 
 // ProfilerEventNS is the host time torch.profiler adds per event it
 // records, as the model takes it out of a profiled trace: the middle of
-// the range the replay calibration measured (docs/step-model.md).
+// the range docs/step-model.md gives.
 const ProfilerEventNS = 1_500
 
 // Band is how far the simulated step of the unchanged graph may lie from

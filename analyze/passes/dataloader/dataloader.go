@@ -72,15 +72,6 @@ type Detail struct {
 	RunningWorkers int `detail:"running_workers"`
 }
 
-// EpochRestartNS is the detail key of the mean time the main thread
-// waits for the loader to start again at an epoch boundary (absent: no
-// restart seen); epoch_steps beside it is the steps between two.
-const EpochRestartNS = "epoch_restart_ns"
-
-// RunningUnknown is the detail key set to 1 when DataLoader workers run
-// but the trace does not show how many.
-const RunningUnknown = "running_workers_unknown"
-
 // DetailOf reads f's detail; ok is false when a key is missing.
 func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
 
@@ -117,7 +108,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	a := observe(ix)
 	stepNS, tBatch, running := a.stepNS, a.tBatch, a.running
-	oneOff := ix.OneOff(ix.PerSteady(data.Covered))
+	oneOff := ix.OneOff(a.waits)
 	workers := fix.WorkersFor(tBatch, per, stepNS)
 	if running > 0 {
 		workers = max(workers, running+1)
@@ -135,7 +126,7 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	f.Fix, f.Code = a.text(workers, byFormula)
 	if a.restartNS > 0 {
-		f.Detail[EpochRestartNS] = float64(a.restartNS)
+		f.Detail[fix.EpochRestartNS] = float64(a.restartNS)
 		f.Detail["epoch_steps"] = float64(a.epoch)
 	}
 	if a.multi && (running == 0 || !a.exact) && a.restartNS == 0 {
@@ -143,7 +134,7 @@ func run(p *analyze.Pass) (any, error) {
 		// one stall shows at least so many) but nothing in the trace
 		// counts them: a batch's build time is not known, and the step
 		// model does not size the pool.
-		f.Detail[RunningUnknown] = 1
+		f.Detail[fix.RunningUnknown] = 1
 	}
 	p.AddFinding(f)
 	return nil, nil
@@ -161,6 +152,8 @@ type loaderAdvice struct {
 	// is the mean data wait of the other steps.
 	epoch              int
 	restartNS, between int64
+	// waits are the data waits of each steady step.
+	waits []int64
 }
 
 // observe reads the loader from the main thread's data waits: the wait per
@@ -181,7 +174,8 @@ func observe(ix *index.Index) loaderAdvice {
 		single = single || strings.Contains(name, "SingleProcess")
 	}
 	a := loaderAdvice{prog: advice.Of(ix), per: per, stepNS: ix.MeanStepNS(), tBatch: per, multi: multi}
-	period, exact := StallPeriod(ix.PerSteady(data.Covered))
+	a.waits = ix.PerSteady(data.Covered)
+	period, exact := StallPeriod(a.waits)
 	if period >= 2 && !single {
 		// Stalls every W-th step: W workers already run, each building a
 		// batch in about W steps.
@@ -201,14 +195,13 @@ func observe(ix *index.Index) loaderAdvice {
 		if len(rs) >= 2 {
 			a.epoch = rs[1].Step - rs[0].Step
 		}
-		waits := ix.PerSteady(data.Covered)
 		var rest int64
-		for k, w := range waits {
+		for k, w := range a.waits {
 			if !at[k] {
 				rest += w
 			}
 		}
-		if n := len(waits) - len(at); n > 0 {
+		if n := len(a.waits) - len(at); n > 0 {
 			a.between = rest / int64(n)
 		}
 	}

@@ -138,8 +138,8 @@ func run(p *analyze.Pass) (any, error) {
 	return nil, nil
 }
 
-// The cost of one event torch.profiler records, least and most, as the
-// replay calibration measured it on an H200 (docs/calibration.md).
+// The cost of one event torch.profiler records, least and most
+// (docs/calibration.md).
 const (
 	ProfilerEventLoNS = 600
 	ProfilerEventHiNS = 2_400

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -167,10 +168,6 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 // tensors copied one by one.
 const MinSmallCopies = 16
 
-// SmallCopies is the detail key of those copies per step: the step model
-// packs them (pack-copies).
-const SmallCopies = "small_copies_per_step"
-
 // copySyncGapNS is how soon after a copy call a sync counts as its wait.
 const copySyncGapNS = 50_000
 
@@ -207,7 +204,7 @@ torch.cat([f.reshape(-1) for f in features], out=staging) # host: one pass over 
 flat = staging.to("cuda", non_blocking=True)               # one asynchronous copy
 features = flat.split(sizes)                               # views on the GPU`,
 	}
-	f.Detail[SmallCopies] = float64(copies) / steps
+	f.Detail[fix.SmallCopiesPerStep] = float64(copies) / steps
 	return f
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
@@ -16,11 +17,6 @@ import (
 
 // MinBytes: smaller copies are latency-bound and not reported.
 const MinBytes = 64 << 10
-
-// DeviceToHost is the detail key set to 1 when most copies are read-backs
-// to pageable host memory: their fix reads back less often (the step
-// model's no-sync), not pinned batches.
-const DeviceToHost = "device_to_host"
 
 // Analyzer is sync-memcpy.
 var Analyzer = &analyze.Analyzer{
@@ -163,7 +159,7 @@ x = staging.to("cuda", non_blocking=True)`, `float *h_buf;
 cudaMallocHost((void **)&h_buf, bytes);          /* or cudaHostRegister(existing, bytes, 0) */
 cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, stream);`)
 	if dtoh > len(list)/2 {
-		f.Detail[DeviceToHost] = 1
+		f.Detail[fix.DeviceToHost] = 1 // read-backs: read less often, not pinned batches
 		f.Fix = fmt.Sprintf("Device-to-host copies into pageable memory %s block the host and run at %.1f GB/s. ",
 			prog.Pick("(.cpu(), .item(), .numpy())", "(.cpu(), .item(), .numpy())", "(cudaMemcpy into malloc'd buffers)"), achieved) +
 			prog.Pick("Copy into a pinned buffer with non_blocking=True and read it after an event, or read results back less often.",
