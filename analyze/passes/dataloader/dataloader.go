@@ -291,9 +291,17 @@ cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 func trainingFix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
 	return workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
 		fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
-			"The main thread waits %s of each %s step; one batch takes about %s to build, so %d workers keep up "+
+			"The main thread waits %s of each %s step; one batch takes about %s to build, so %s "+
 			"(a pool of N keeps up when t_batch / N is at most the rest of the step). pin_memory=True makes the copy asynchronous "+
-			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), workers)
+			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), keepUp(workers))
+}
+
+// keepUp says that n workers keep up, in the right number.
+func keepUp(n int) string {
+	if n == 1 {
+		return "1 worker keeps up"
+	}
+	return fmt.Sprintf("%d workers keep up", n)
 }
 
 // workersPrefix says what the run's workers already do when the waits show
