@@ -44,7 +44,9 @@ type Analyzer struct {
 	// Bands are the default severity bands of its findings' shares (nil:
 	// its findings are info). Config.Bands overrides them.
 	Bands *Bands
-	// VerifyWith names the replay variants that measure its fix.
+	// VerifyWith names the replay variants that measure its fixes: the
+	// first its findings', unless a finding names its own (an epoch
+	// restart's persistent workers, say).
 	VerifyWith []string
 	// Resize, when set, rewrites one of its findings for the size of the
 	// fix the step model chose (a loader's workers): its detail, fix and
@@ -62,7 +64,8 @@ type Pass struct {
 	// ResultOf holds the results of the analyzers in Requires.
 	ResultOf map[*Analyzer]any
 	// AddFinding records a finding. The driver fills in ID, Severity (from
-	// Share and the bands), EstimatedSpeedup and VerifyWith when unset.
+	// Share and the bands), EstimatedSpeedup and VerifyWith (the
+	// analyzer's first) when unset.
 	AddFinding func(Finding)
 }
 
@@ -431,7 +434,7 @@ func finish(f *Finding, a *Analyzer, cfg *Config) bool {
 		f.Evidence = []Evidence{}
 	}
 	if f.VerifyWith == nil {
-		f.VerifyWith = append([]string{}, a.VerifyWith...)
+		f.VerifyWith = append([]string{}, a.VerifyWith[:min(len(a.VerifyWith), 1)]...)
 	}
 	return true
 }

@@ -15,6 +15,9 @@ type Executor interface {
 	// AllocDevice allocates n bytes of device memory (never managed
 	// memory).
 	AllocDevice(n int64) (DeviceBuffer, error)
+	// FreeDevice frees memory from AllocDevice (as cudaFree does, it may
+	// wait for the device).
+	FreeDevice(b DeviceBuffer) error
 	// AllocPinned allocates n bytes of page-locked host memory.
 	AllocPinned(n int64) ([]byte, error)
 	// FreePinned frees memory from AllocPinned.

@@ -102,6 +102,10 @@ func (f *Fake) AllocDevice(n int64) (DeviceBuffer, error) {
 	return buffer{n}, f.log(Op{Kind: "alloc-device", Bytes: n})
 }
 
+func (f *Fake) FreeDevice(b DeviceBuffer) error {
+	return f.log(Op{Kind: "free-device", Bytes: b.Size()})
+}
+
 func (f *Fake) AllocPinned(n int64) ([]byte, error) {
 	return make([]byte, n), f.log(Op{Kind: "alloc-pinned", Bytes: n})
 }

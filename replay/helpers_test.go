@@ -1,11 +1,13 @@
 package replay
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 func planOf(t *testing.T, path string) *Plan {
@@ -35,4 +37,10 @@ func wantNote(t *testing.T, r *Result, want string) {
 	if all := strings.Join(r.Notes, "\n"); !strings.Contains(all, want) {
 		t.Errorf("notes lack %q:\n%s", want, all)
 	}
+}
+
+// stepModelTrace is the path of one of the real H200 traces of
+// fixtures/step-model.
+func stepModelTrace(name string) string {
+	return testfix.Project(filepath.Join("step-model", name+".pt.trace.json.gz"))
 }

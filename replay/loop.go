@@ -77,6 +77,12 @@ type loop struct {
 	recording bool
 	lapAt     time.Time
 	phases    map[string]time.Duration
+	// pack are the pinned buffers of packed small copies, packNext the
+	// one the next step fills; epochFrom is the first step of an epoch
+	// (the first measured one).
+	pack      []*packSlot
+	packNext  int
+	epochFrom int
 }
 
 func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
@@ -117,6 +123,9 @@ func newLoop(ctx context.Context, r *rig, s Setup) (*loop, error) {
 			}
 			l.dtoh = append(l.dtoh, b)
 		}
+	}
+	if err := l.newPackSlots(); err != nil {
+		return fail(err)
 	}
 	if s.CUDAGraph && st.Launches != nil && st.Launches.Kernels > 0 {
 		g, err := r.ex.ComputeGraph(st.Launches.Kernels, r.kernelSpin)
@@ -262,6 +271,7 @@ func (l *loop) close() {
 		}
 	}
 	l.slots, l.kept = nil, nil
+	l.closePackSlots()
 	for _, b := range l.dtoh {
 		if b != nil {
 			ex.FreePinned(b)
@@ -378,6 +388,7 @@ func (l *loop) step(k int) (stepWork, error) {
 	r, ex, st := l.r, l.r.ex, &l.r.p.Step
 	w := stepWork{k: k}
 	slot := 0
+	l.restartWait(k)
 	if l.s.CopyStream {
 		slot = l.nextSlot
 		arrived := l.nextEv
@@ -428,8 +439,16 @@ func (l *loop) step(k int) (stepWork, error) {
 			return w, err
 		}
 	}
+	if err := l.smallCopies(); err != nil {
+		return w, err
+	}
+	l.lap(PhaseCopy)
+	err := l.churn()
 	burn(r.otherBurn)
 	l.lap(PhaseOther)
+	if err != nil {
+		return w, err
+	}
 	if lb := st.Launches; lb != nil && lb.Kernels > 0 {
 		if err := l.launchPhase(lb); err != nil {
 			return w, err

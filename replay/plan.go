@@ -118,7 +118,50 @@ type Phases struct {
 	// buffers) leave the step at that pace. 0: the trace's workers kept ahead
 	// of the loop, or the main thread builds its batches.
 	PaceNS int64 `json:"pace_ns,omitempty"`
+	// SmallCopies, when set, are the step's small pageable host-to-device
+	// copies, each waited for (a sync-api finding's): replayed one by one,
+	// or packed into one (Setup.PackCopies).
+	SmallCopies *SmallCopies `json:"small_copies,omitempty"`
+	// Restart, when set, is the loader's start at each epoch boundary (a
+	// dataloader-wait finding's): the main thread waits for it every
+	// EverySteps steps, unless the workers persist.
+	Restart *Restart `json:"restart,omitempty"`
+	// Churn, when set, is the step's device memory allocated and freed
+	// (an alloc-churn finding's): real allocation and free calls, unless
+	// the cache is kept.
+	Churn *Churn `json:"churn,omitempty"`
 }
+
+// SmallCopies are many small pageable copies of a step, each waited for.
+type SmallCopies struct {
+	// Count copies of Bytes each; GapNS is the host time before each
+	// (the dispatch of one tensor's copy: the sync-api finding's wasted
+	// time, spread over the copies).
+	Count int   `json:"count"`
+	Bytes int64 `json:"bytes"`
+	GapNS int64 `json:"gap_ns"`
+}
+
+// Restart is the main thread's wait for the loader at an epoch boundary.
+type Restart struct {
+	// EverySteps is the steps of an epoch; StallNS the wait at its start.
+	EverySteps int   `json:"every_steps"`
+	StallNS    int64 `json:"stall_ns"`
+}
+
+// Churn is a step's device memory allocation and free calls.
+type Churn struct {
+	// Allocs is how many ChurnBytes allocations the step makes and frees;
+	// IdleNS is the calls' time per step while no kernel ran in the trace,
+	// which the replayed calls take at least.
+	Allocs int   `json:"allocs"`
+	IdleNS int64 `json:"idle_ns"`
+}
+
+// ChurnBytes is the size of each replayed allocation: the caching
+// allocator's smallest segment (2 MiB), since the trace does not record
+// the sizes of cudaMalloc calls.
+const ChurnBytes = 2 << 20
 
 // BatchBytes is the bytes copied host-to-device per step.
 func (s *Phases) BatchBytes() int64 {
@@ -389,7 +432,7 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 	rep := representative(ix)
 	st.Copies = copiesIn(tl, ix, rep)
 	st.Sync = syncsIn(tl, ix, rep)
-	mf := findingOf(r, p.FixFor(ReuseBuffers), analyze.SeverityWarning)
+	mf := fixFinding(r, ReuseBuffers, analyze.SeverityWarning)
 	st.Batches = batchesOf(tl, ix, st, mf != nil)
 	if f := mf; f != nil {
 		var d fix.Munmap
@@ -404,7 +447,7 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 	st.PinNS = pinData + pinOther
 	st.DataNS = max(st.DataNS-pinData, 0)
 	st.OtherNS = max(st.OtherNS-pinOther, 0)
-	if f := findingOf(r, p.FixFor(CUDAGraph), analyze.SeverityInfo); f != nil {
+	if f := fixFinding(r, CUDAGraph, analyze.SeverityInfo); f != nil {
 		var d fix.Launches
 		if analyze.DecodeDetail(f, &d) && d.KernelsPerStep > 0 {
 			l := &Launches{Kernels: d.KernelsPerStep, KernelNS: d.KernelNSPerStep / int64(d.KernelsPerStep), IntervalNS: d.LaunchIntervalNS}
@@ -421,14 +464,51 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 			st.OtherNS = max(st.OtherNS-int64(l.Kernels)*(l.IntervalNS-l.KernelNS), 0)
 		}
 	}
-	if st.Batches == BatchesWorkers && findingOf(r, p.FixFor(PrefetchWorkers), analyze.SeverityInfo) != nil {
+	if st.Batches == BatchesWorkers && fixFinding(r, PrefetchWorkers, analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
+	planFixPhases(r, st, len(ix.Steady))
 	p.events = hostEvents(tl, ix)
 	p.HostEventsPerStep = p.events.total
 	p.TraceGBps = traceGBps(st.Copies)
 	p.Variants = variants(r, p)
 	return p, nil
+}
+
+// planFixPhases sets the phases that the pack-copies, persistent-workers
+// and keep-cache variants remove, from their findings' typed fixes, and
+// takes their time out of the host phases that held it (the small copies'
+// waits out of the other phase, the restarts out of the data phase, the
+// allocation calls' idle time out of the other phase): the replay makes
+// that time with the real operations instead.
+func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
+	if f := fixFinding(r, PackCopies, analyze.SeverityWarning); f != nil {
+		var d fix.SmallCopies
+		if analyze.DecodeDetail(f, &d) && d.PerStep >= 1 {
+			n := int(d.PerStep + 0.5)
+			st.SmallCopies = &SmallCopies{Count: n, Bytes: max(d.Bytes, 4), GapNS: f.WastedNS / int64(n)}
+			st.OtherNS = max(st.OtherNS-f.WastedNS, 0)
+		}
+	}
+	if f := fixFinding(r, PersistentWorkers, analyze.SeverityWarning); f != nil {
+		var d fix.Restarts
+		if analyze.DecodeDetail(f, &d) && d.RestartNS > 0 {
+			every := d.EpochSteps
+			if every <= 0 {
+				every = steps // one restart in the window
+			}
+			rs := &Restart{EverySteps: max(every, 1), StallNS: d.RestartNS}
+			st.Restart = rs
+			st.DataNS = max(st.DataNS-rs.StallNS/int64(rs.EverySteps), 0)
+		}
+	}
+	if f := fixFinding(r, KeepCache, analyze.SeverityWarning); f != nil {
+		var d fix.Churn
+		if analyze.DecodeDetail(f, &d) && d.CallsPerStep >= 1 {
+			st.Churn = &Churn{Allocs: max(int(d.CallsPerStep/2+0.5), 1), IdleNS: d.IdleNSPerStep}
+			st.OtherNS = max(st.OtherNS-d.IdleNSPerStep, 0)
+		}
+	}
 }
 
 // Where batches come from (Step.Batches).
@@ -610,11 +690,12 @@ func traceGBps(copies []Copy) TraceGBps {
 	return g
 }
 
-// findingOf is the finding with the given ID at or above min, or nil.
-func findingOf(r *audit.Analysis, id string, min analyze.Severity) *analyze.Finding {
+// fixFinding is the first finding at or above min whose fix is the
+// variant named name (audit.TransformOf), or nil.
+func fixFinding(r *audit.Analysis, name string, min analyze.Severity) *analyze.Finding {
 	for i := range r.Findings {
-		if r.Findings[i].ID == id && r.Findings[i].Severity >= min {
-			return &r.Findings[i]
+		if f := &r.Findings[i]; f.Severity >= min && audit.TransformOf(f) == name {
+			return f
 		}
 	}
 	return nil

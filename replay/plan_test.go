@@ -89,7 +89,7 @@ func TestPlansOfRealTraces(t *testing.T) {
 				if v.PredictedSpeedup < 1 {
 					t.Errorf("%s predicted %v", v.Name, v.PredictedSpeedup)
 				}
-				if v.Name != Observed && v.Name != All && (v.FixFor == nil || p.FixFor(v.Name) != *v.FixFor) {
+				if v.Name != Observed && v.Name != All && (v.FixFor == nil || !verifies(*v.FixFor, v.Name)) {
 					t.Errorf("%s fixes %v", v.Name, v.FixFor)
 				}
 			}
@@ -128,9 +128,19 @@ func report(t *testing.T, path string) *audit.Analysis {
 	return auditOf(t, path)
 }
 
+// verifies says whether analyzer id names variant among its fixes.
+func verifies(id, variant string) bool {
+	for _, a := range suite.Default {
+		if a.ID == id && slices.Contains(a.VerifyWith, variant) {
+			return true
+		}
+	}
+	return false
+}
+
 // TestVariantLinks checks the one source of truth between analyzers and
 // replay: every variant an analyzer names exists, and every fix variant is
-// named by exactly one analyzer.
+// named by an analyzer.
 func TestVariantLinks(t *testing.T) {
 	for _, a := range suite.Default {
 		for _, v := range a.VerifyWith {
@@ -146,8 +156,8 @@ func TestVariantLinks(t *testing.T) {
 				n++
 			}
 		}
-		if n != 1 {
-			t.Errorf("variant %s is named by %d analyzers, want 1", f.name, n)
+		if n == 0 {
+			t.Errorf("variant %s is named by no analyzer", f.name)
 		}
 	}
 	p := &Plan{fixIDs: fixIDs(suite.Default)}
@@ -243,7 +253,7 @@ func TestLaunchPaceIsTheMean(t *testing.T) {
 		}
 		return 20 * us
 	}))
-	f := findingOf(r, launchbound.Analyzer.ID, analyze.SeverityInfo)
+	f := fixFinding(r, CUDAGraph, analyze.SeverityInfo)
 	if f == nil {
 		t.Fatal("no launch-bound finding")
 	}

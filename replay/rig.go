@@ -17,6 +17,10 @@ type rig struct {
 	copies  Stream
 	// dev[slot][i] is the device buffer of copy i for double-buffer slot.
 	dev [2][]DeviceBuffer
+	// small is the device buffer of the step's small copies, smallHost
+	// their pageable host memory (Phases.SmallCopies).
+	small     DeviceBuffer
+	smallHost []byte
 	// buildNS is how long building one batch takes here, alone: the memory
 	// traffic of writing the samples and collating them into fresh pages.
 	buildNS int64
@@ -58,6 +62,9 @@ type rig struct {
 		// pin runs for every batch copied into pinned memory: "main" or
 		// "thread".
 		pin func(where string)
+		// restart runs for every wait for the loader's restart, with the
+		// step it delays.
+		restart func(k int)
 		// built runs for every batch the main thread builds.
 		built func()
 	}
@@ -80,6 +87,14 @@ func newRig(ex Executor, p *Plan) (*rig, error) {
 			}
 			r.dev[slot] = append(r.dev[slot], b)
 		}
+	}
+	if sc := p.Step.SmallCopies; sc != nil {
+		n := int64(sc.Count) * sc.Bytes
+		if r.small, err = ex.AllocDevice(n); err != nil {
+			return nil, err
+		}
+		r.smallHost = make([]byte, n)
+		fill(r.smallHost, 1)
 	}
 	if err := r.calibrate(); err != nil {
 		return nil, err
@@ -335,6 +350,10 @@ func (r *rig) measurePhases(ctx context.Context, s Setup, o Options, tick func()
 		return nil, nil, nil, err
 	}
 	defer l.close()
+	l.epochFrom = o.Warmup
+	if rs := r.p.Step.Restart; rs != nil && !s.PersistentWorkers {
+		o.Steps = (o.Steps + rs.EverySteps - 1) / rs.EverySteps * rs.EverySteps // whole epochs
+	}
 	if s.CopyStream {
 		if err := l.prefetch(0); err != nil {
 			return nil, nil, nil, err

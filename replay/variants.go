@@ -15,14 +15,17 @@ import (
 
 // Variant names (design.md).
 const (
-	Observed         = "observed"
-	Pinned           = "pinned"
-	PinnedCopyStream = "pinned-copy-stream"
-	PrefetchWorkers  = "prefetch-workers"
-	ReuseBuffers     = "reuse-buffers"
-	CUDAGraph        = "cuda-graph"
-	NoSync           = "no-sync"
-	All              = "all"
+	Observed          = "observed"
+	Pinned            = "pinned"
+	PinnedCopyStream  = "pinned-copy-stream"
+	PackCopies        = "pack-copies"
+	PrefetchWorkers   = "prefetch-workers"
+	PersistentWorkers = "persistent-workers"
+	KeepCache         = "keep-cache"
+	ReuseBuffers      = "reuse-buffers"
+	CUDAGraph         = "cuda-graph"
+	NoSync            = "no-sync"
+	All               = "all"
 )
 
 // SyncEvery is how many steps a loop that does not drain the GPU queue
@@ -57,7 +60,10 @@ type variantFix struct {
 var fixes = []variantFix{
 	{Pinned, func(s *Setup, p *Plan) { s.Pinned = true }, analyze.SeverityWarning},
 	{PinnedCopyStream, func(s *Setup, p *Plan) { s.Pinned, s.CopyStream = true, true }, analyze.SeverityWarning},
+	{PackCopies, func(s *Setup, p *Plan) { s.PackCopies = true }, analyze.SeverityWarning},
 	{PrefetchWorkers, func(s *Setup, p *Plan) { s.Workers, s.Feeders = p.prefetchWorkers(), 0 }, analyze.SeverityWarning},
+	{PersistentWorkers, func(s *Setup, p *Plan) { s.PersistentWorkers = true }, analyze.SeverityWarning},
+	{KeepCache, func(s *Setup, p *Plan) { s.KeepCache = true }, analyze.SeverityWarning},
 	{ReuseBuffers, func(s *Setup, p *Plan) { s.ReuseBuffers = true }, analyze.SeverityWarning},
 	// Any launch-bound or sync-api finding, info included, plans its
 	// variant (design.md).
@@ -65,19 +71,23 @@ var fixes = []variantFix{
 	{NoSync, func(s *Setup, p *Plan) { s.SyncEvery = SyncEvery }, analyze.SeverityInfo},
 }
 
-// FixFor is the ID of the finding that variant name verifies: the first
-// analyzer handed to Build whose VerifyWith names it ("" for observed and
-// all).
+// FixFor is the ID of the analyzer whose findings variant name verifies
+// where no finding of the trace calls for it: the first analyzer handed to
+// Build that names it first in its VerifyWith, else the first that names it
+// at all ("" for observed and all). A planned variant names the finding
+// it fixes itself.
 func (p *Plan) FixFor(name string) string { return p.fixIDs[name] }
 
-// fixIDs maps each variant that analyzers verify, but all, to the first of
-// them whose VerifyWith names it.
+// fixIDs maps each variant that analyzers verify, but all, to its analyzer
+// (FixFor).
 func fixIDs(analyzers []*analyze.Analyzer) map[string]string {
 	ids := map[string]string{}
-	for _, a := range analyzers {
-		for _, name := range a.VerifyWith {
-			if _, ok := ids[name]; !ok && name != All {
-				ids[name] = a.ID
+	for _, first := range []bool{true, false} {
+		for _, a := range analyzers {
+			for i, name := range a.VerifyWith {
+				if _, ok := ids[name]; !ok && name != All && (i == 0 || !first) {
+					ids[name] = a.ID
+				}
 			}
 		}
 	}
@@ -120,6 +130,15 @@ type Setup struct {
 	// SyncEvery: the host waits for the GPU every SyncEvery steps (1: at
 	// the end of every step, as the observed loop does when it syncs).
 	SyncEvery int `json:"sync_every"`
+	// PackCopies: the step's small copies (Phases.SmallCopies) are
+	// stacked into one pinned buffer and copied once, without waiting.
+	PackCopies bool `json:"pack_copies,omitempty"`
+	// PersistentWorkers: the loader's workers are not started again at
+	// each epoch (Phases.Restart).
+	PersistentWorkers bool `json:"persistent_workers,omitempty"`
+	// KeepCache: device memory is not allocated and freed each step
+	// (Phases.Churn).
+	KeepCache bool `json:"keep_cache,omitempty"`
 }
 
 // Variant is one way of running the step, as planned: what a run measures
@@ -131,6 +150,10 @@ type Variant struct {
 	Plan   Setup   `json:"plan"`
 	// PredictedSpeedup is the analyzer's estimate for the fix.
 	PredictedSpeedup float64 `json:"predicted_speedup"`
+	// ModelStepNS, when set, is the step model's simulated step with the
+	// fix, the profiler's cost removed (analyze's model.fixes), where the
+	// model reproduces the trace: what the measured step is held to.
+	ModelStepNS int64 `json:"model_step_ns,omitempty"`
 }
 
 // observedSetup is the loop as the trace shows it.
@@ -200,7 +223,7 @@ func fixVariant(name string, p *Plan) Variant {
 // (at warning or above, or any severity for launch-bound and sync-api),
 // and all when there is more than one fix.
 func variants(r *audit.Analysis, p *Plan) []Variant {
-	if f := findingOf(r, p.FixFor(PrefetchWorkers), analyze.SeverityWarning); f != nil {
+	if f := fixFinding(r, PrefetchWorkers, analyze.SeverityWarning); f != nil {
 		var d fix.DataLoader
 		if analyze.DecodeDetail(f, &d) && d.Workers > 0 {
 			p.workers = d.Workers // the count the finding recommends
@@ -210,12 +233,13 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 	all := observedSetup(p)
 	var planned []*analyze.Finding
 	for _, f := range fixes {
-		fd := findingOf(r, p.FixFor(f.name), f.min)
+		fd := fixFinding(r, f.name, f.min)
 		if fd == nil {
 			continue
 		}
 		v := fixVariant(f.name, p)
-		v.PredictedSpeedup = fd.EstimatedSpeedup
+		id := fd.ID
+		v.FixFor, v.PredictedSpeedup, v.ModelStepNS = &id, fd.EstimatedSpeedup, modelStep(r, f.name)
 		out = append(out, v)
 		f.apply(&all, p)
 		planned = append(planned, fd)
@@ -224,9 +248,19 @@ func variants(r *audit.Analysis, p *Plan) []Variant {
 		if f, ok := r.Model.Fix(model.All); ok && r.Model.Faithful() && f.Workers > 0 && all.Workers > 0 {
 			all.Workers = f.Workers // the pool the model chose for the step with every fix
 		}
-		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, p, all, planned)})
+		out = append(out, Variant{Name: All, Plan: normalize(all, p), PredictedSpeedup: predictAll(r, p, all, planned),
+			ModelStepNS: modelStep(r, All)})
 	}
 	return out
+}
+
+// modelStep is the step model's simulated step with the fix named name,
+// where the model reproduces the trace (0 otherwise).
+func modelStep(r *audit.Analysis, name string) int64 {
+	if f, ok := r.Model.Fix(name); ok && r.Model.Faithful() {
+		return f.StepNS
+	}
+	return 0
 }
 
 // predictAll estimates the step with every planned fix: the step model's
@@ -250,9 +284,12 @@ func predictAll(r *audit.Analysis, p *Plan, s Setup, planned []*analyze.Finding)
 	if s.ReuseBuffers {
 		saved += b[index.OS]
 	}
+	if rs := p.Step.Restart; rs != nil && s.PersistentWorkers && s.Workers == 0 {
+		saved += rs.StallNS / int64(rs.EverySteps)
+	}
 	var other int64
 	for _, f := range planned {
-		if id := f.ID; id == p.FixFor(CUDAGraph) || id == p.FixFor(NoSync) {
+		if t := audit.TransformOf(f); t == CUDAGraph || t == NoSync || t == PackCopies || t == KeepCache {
 			other += f.WastedNS
 		}
 	}

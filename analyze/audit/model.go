@@ -10,32 +10,20 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// fixOf names, for findings whose fix the replay does not yet run, the
-// model's transform of it.
-var fixOf = map[string]string{"alloc-churn": model.KeepCache}
-
 // symptom is the finding whose estimate is that of all the fixes together.
 const symptom = "gpu-idle"
 
-// transformOf is the model's transform for finding f: the first replay
-// variant it names that the model simulates, else fixOf's.
-func transformOf(f *analyze.Finding) string {
+// TransformOf is the fix of finding f, as the model's transform and the
+// replay's variant are named: all for the symptom, else the first variant
+// the finding names ("" for none).
+func TransformOf(f *analyze.Finding) string {
 	if f.ID == symptom {
 		return model.All
-	}
-	if f.Detail[fix.EpochRestartNS] > 0 {
-		return model.PersistentWorkers // the loader's stalls are its epoch restarts
-	}
-	if f.Detail[fix.SmallCopiesPerStep] > 0 {
-		return model.PackCopies // drains waiting for small copies made one by one
-	}
-	if f.Detail[fix.DeviceToHost] > 0 {
-		return model.NoSync // read-backs: read less often, or on the GPU
 	}
 	if len(f.VerifyWith) > 0 {
 		return f.VerifyWith[0]
 	}
-	return fixOf[f.ID]
+	return ""
 }
 
 // stepModel simulates the steady step and the fixes the findings call for,
@@ -46,7 +34,7 @@ func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config,
 	running := 0
 	for i := range findings {
 		f := &findings[i]
-		t := transformOf(f)
+		t := TransformOf(f)
 		if f.Detail[fix.RunningUnknown] == 1 {
 			t = "" // workers run, how many the trace does not say: the pool cannot be sized
 		}
@@ -67,7 +55,7 @@ func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config,
 	for i := range findings {
 		f := &findings[i]
 		f.EstimateSource = "bound"
-		fix, ok := m.Fix(transformOf(f))
+		fix, ok := m.Fix(TransformOf(f))
 		if !ok || !m.Faithful() || fix.Name == model.All && (len(m.Fixes) < 2 || uncovered(f, m) > maxUncovered) {
 			continue
 		}

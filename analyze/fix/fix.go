@@ -7,21 +7,24 @@ package fix
 
 import "math"
 
-// Detail keys by which a finding tells the step model which fix it
-// calls for where its replay variant does not say (set only when true).
+// Detail keys of flags a finding sets for its fix (only when true).
 const (
 	// RunningUnknown (dataloader-wait, 1): DataLoader workers run, but
 	// the trace does not show how many; the pool is not sized.
 	RunningUnknown = "running_workers_unknown"
-	// EpochRestartNS (dataloader-wait): the mean wait for the loader to
-	// start again at an epoch boundary; its fix is persistent workers.
-	EpochRestartNS = "epoch_restart_ns"
-	// SmallCopiesPerStep (sync-api): small pageable copies a step, each
-	// waited for; its fix packs them.
-	SmallCopiesPerStep = "small_copies_per_step"
 	// DeviceToHost (sync-memcpy, 1): the copies are read-backs; its fix
-	// reads back less often.
+	// reads back less often (no-sync).
 	DeviceToHost = "device_to_host"
+)
+
+// The fixes' names, as the replay's variants and the model's transforms
+// are named, for the analyzers' VerifyWith.
+const (
+	Pinned            = "pinned"
+	PackCopies        = "pack-copies"
+	PrefetchWorkers   = "prefetch-workers"
+	PersistentWorkers = "persistent-workers"
+	NoSync            = "no-sync"
 )
 
 // DataLoader is what a dataloader-wait finding tells its fix, more
@@ -72,4 +75,36 @@ func WorkersFor(tBatch, tData, tStep int64) int {
 	}
 	rest := max(float64(tStep-tData), float64(tStep)/20)
 	return int(math.Ceil(float64(tBatch)/rest)) + 1
+}
+
+// SmallCopies is what a sync-api finding of small pageable copies tells
+// its fix, one pinned buffer copied once: how many copies a step makes and
+// their mean size.
+type SmallCopies struct {
+	// PerStep is the small pageable host-to-device copies per steady step.
+	PerStep float64 `detail:"small_copies_per_step"`
+	// Bytes is their mean size.
+	Bytes int64 `detail:"small_copy_bytes"`
+}
+
+// Restarts is what a dataloader-wait finding of epoch restarts tells its
+// fix, persistent workers: the wait at each restart and how often it
+// comes.
+type Restarts struct {
+	// RestartNS is the main thread's mean wait at an epoch boundary.
+	RestartNS int64 `detail:"epoch_restart_ns"`
+	// EpochSteps is the steps from one restart to the next (0: one
+	// restart seen).
+	EpochSteps int `detail:"epoch_steps"`
+}
+
+// Churn is what an alloc-churn finding tells its fix, the cache kept: the
+// allocation and free calls a step makes and their time while no kernel
+// runs.
+type Churn struct {
+	// CallsPerStep is the allocation and free calls per steady step.
+	CallsPerStep float64 `detail:"calls_per_step"`
+	// IdleNSPerStep is their time per step while no kernel runs (the
+	// finding's wasted time).
+	IdleNSPerStep int64 `detail:"idle_ns_per_step"`
 }

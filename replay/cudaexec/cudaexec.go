@@ -68,6 +68,9 @@ func (e *Executor) AllocDevice(n int64) (replay.DeviceBuffer, error) {
 	return buffer{p, n}, nil
 }
 
+// FreeDevice implements replay.Executor with cuMemFree.
+func (e *Executor) FreeDevice(b replay.DeviceBuffer) error { return e.ctx.Free(b.(buffer).p) }
+
 // AllocPinned implements replay.Executor with cuMemAllocHost.
 func (e *Executor) AllocPinned(n int64) ([]byte, error) { return e.ctx.AllocHost(int(n)) }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
@@ -31,6 +32,7 @@ cudaFreeAsync) pools memory and is not counted.
 Wasted time: those calls' time while no kernel runs. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
+	VerifyWith: []string{"keep-cache"},
 	Observable: observable,
 	Run:        run,
 }
@@ -40,6 +42,13 @@ func observable(p *analyze.Pass) (bool, string) {
 		return false, "the trace has no host CUDA API calls (capture them: nsys --trace=cuda, or ProfilerActivity.CPU)"
 	}
 	return index.RequireKernels(p)
+}
+
+// Detail is an alloc-churn finding's detail: the fix's figures and the
+// steps that made such calls.
+type Detail struct {
+	fix.Churn
+	StepsWithCalls int `detail:"steps_with_calls"`
 }
 
 // IsChurnCall reports whether an API call of that name allocates or frees
@@ -101,7 +110,7 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: memory allocated once is never freed in the loop",
 		Evidence:         analyze.TopEvidence(cands, analyze.MaxEvidence),
-		Detail:           map[string]float64{"calls_per_step": callsPerStep, "steps_with_calls": float64(len(stepsWith))},
+		Detail:           analyze.DetailMap(Detail{Churn: fix.Churn{CallsPerStep: callsPerStep, IdleNSPerStep: per}, StepsWithCalls: len(stepsWith)}),
 	}
 	switch advice.Of(ix) {
 	case advice.CUDA:

@@ -4,6 +4,8 @@ package dataloader
 
 import (
 	"fmt"
+	"maps"
+	"math"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -31,7 +33,7 @@ inputs ahead, programs that are not PyTorch about loader threads.
 Wasted time: the data bucket. Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
-	VerifyWith: []string{"prefetch-workers"},
+	VerifyWith: []string{fix.PrefetchWorkers, fix.PersistentWorkers},
 	Resize:     resize,
 	Observable: observable,
 	Run:        run,
@@ -126,8 +128,8 @@ func run(p *analyze.Pass) (any, error) {
 	}
 	f.Fix, f.Code = a.text(workers, byFormula)
 	if a.restartNS > 0 {
-		f.Detail[fix.EpochRestartNS] = float64(a.restartNS)
-		f.Detail["epoch_steps"] = float64(a.epoch)
+		maps.Copy(f.Detail, analyze.DetailMap(fix.Restarts{RestartNS: a.restartNS, EpochSteps: a.epoch}))
+		f.VerifyWith = []string{fix.PersistentWorkers}
 	}
 	if a.multi && (running == 0 || !a.exact) && a.restartNS == 0 {
 		// Workers run (the ranges name the multiprocessing iterator, or
@@ -328,9 +330,51 @@ func workersPrefix(per, stepNS, tBatch int64, workers, running int, exact, multi
 // waits recur every W-th step (W >= 2) with little wait between, W
 // DataLoader workers already run, each building one batch in about W
 // steps. exact is false when only one stall was seen, and W is then the
-// least period consistent with it. It returns 0 when the waits do not
-// stall periodically.
+// least period consistent with it. Where the stalls differ in length, or
+// the first steps are still settling, the pattern holds once they have
+// settled (settledPeriod). It returns 0 when the waits do not stall
+// periodically.
 func StallPeriod(waits []int64) (w int, exact bool) {
+	if w, exact = cleanPeriod(waits); w > 0 {
+		return w, exact
+	}
+	return settledPeriod(waits), true
+}
+
+// settleRatio is how much longer than every other wait each stall of a
+// settled pattern is.
+const settleRatio = 3
+
+// settledPeriod is the least W >= 2 at which, past the first W steps at
+// most (the workers' batches arriving out of step while the pipeline
+// fills), every W-th wait is settleRatio times longer than any other, for
+// at least three stalls; 0 when there is none.
+func settledPeriod(waits []int64) int {
+	for w := 2; 3*w <= len(waits); w++ {
+		for skip := 0; skip <= w; skip++ {
+			rest := waits[skip:]
+			for o := range w {
+				var stall, other int64 = math.MaxInt64, 0
+				n := 0
+				for k, v := range rest {
+					if k%w == o {
+						stall, n = min(stall, v), n+1
+					} else {
+						other = max(other, v)
+					}
+				}
+				if n >= 3 && stall > 0 && stall >= settleRatio*other {
+					return w
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// cleanPeriod is StallPeriod of waits whose every stall is at least half
+// the longest, with no wait of a fifth of it or more between.
+func cleanPeriod(waits []int64) (w int, exact bool) {
 	var top int64
 	for _, v := range waits {
 		top = max(top, v)

@@ -4,6 +4,7 @@ package syncapi
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -35,7 +36,7 @@ queue, so removing the sync saves at most the queue it waited for.
 Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
-	VerifyWith: []string{"no-sync"},
+	VerifyWith: []string{fix.NoSync, fix.PackCopies},
 	Observable: func(p *analyze.Pass) (bool, string) {
 		ix := p.ResultOf[index.Analyzer].(*index.Index)
 		if !p.Timeline.Observed.APICalls || !ix.HasMain {
@@ -68,6 +69,7 @@ func run(p *analyze.Pass) (any, error) {
 	evidence := analyze.NewTop(analyze.MaxEvidence)
 	var prevCopy *timeline.Event // the thread's last small pageable host-to-device copy call
 	afterCopy := 0               // drains right after one
+	var afterBytes int64         // those copies' bytes
 	for _, i := range tl.Tracks[ix.Main].Events {
 		e := &tl.Events[i]
 		if e.Kind == timeline.KindAPI && smallPageableCopy(tl, e) {
@@ -79,6 +81,7 @@ func run(p *analyze.Pass) (any, error) {
 		}
 		if prevCopy != nil && e.Start-prevCopy.End < copySyncGapNS {
 			afterCopy++
+			afterBytes += tl.Events[prevCopy.Link].Bytes
 		}
 		prevCopy = nil
 		if ix.AnyKernel.Contains(e.End) {
@@ -125,7 +128,7 @@ func run(p *analyze.Pass) (any, error) {
 	if afterCopy*2 >= n && afterCopy >= MinSmallCopies*steady {
 		// Pageable copies, each followed by its wait: many small tensors
 		// copied one at a time.
-		p.AddFinding(smallCopies(ix, n, afterCopy, per, share, perStep, evidence))
+		p.AddFinding(smallCopies(ix, n, afterCopy, afterBytes, per, share, perStep, evidence))
 		return nil, nil
 	}
 	p.AddFinding(analyze.Finding{
@@ -183,7 +186,7 @@ func smallPageableCopy(tl *timeline.Timeline, e *timeline.Event) bool {
 
 // smallCopies is the finding of drains that wait for small pageable copies
 // made one tensor at a time: stack them into one pinned buffer.
-func smallCopies(ix *index.Index, n, copies int, per int64, share float64, perStep []int64, ev *analyze.Top) analyze.Finding {
+func smallCopies(ix *index.Index, n, copies int, bytes, per int64, share float64, perStep []int64, ev *analyze.Top) analyze.Finding {
 	steps := float64(max(len(ix.Steady), 1))
 	f := analyze.Finding{
 		Title: fmt.Sprintf("%.0f small pageable copies a step, each waited for: the GPU drains %d times, %s of each step (%s per step)",
@@ -204,7 +207,8 @@ torch.cat([f.reshape(-1) for f in features], out=staging) # host: one pass over 
 flat = staging.to("cuda", non_blocking=True)               # one asynchronous copy
 features = flat.split(sizes)                               # views on the GPU`,
 	}
-	f.Detail[fix.SmallCopiesPerStep] = float64(copies) / steps
+	maps.Copy(f.Detail, analyze.DetailMap(fix.SmallCopies{PerStep: float64(copies) / steps, Bytes: bytes / int64(max(copies, 1))}))
+	f.VerifyWith = []string{fix.PackCopies}
 	return f
 }
 

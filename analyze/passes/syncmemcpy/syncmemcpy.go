@@ -34,7 +34,7 @@ kernel runs. The estimate keeps the copies at the pinned reference. Cost:
 O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.02, Error: 0.10},
-	VerifyWith: []string{"pinned"},
+	VerifyWith: []string{fix.Pinned, fix.NoSync},
 	Observable: func(p *analyze.Pass) (bool, string) {
 		tl := p.Timeline
 		if !tl.Observed.GPU {
@@ -160,6 +160,7 @@ cudaMallocHost((void **)&h_buf, bytes);          /* or cudaHostRegister(existing
 cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, stream);`)
 	if dtoh > len(list)/2 {
 		f.Detail[fix.DeviceToHost] = 1 // read-backs: read less often, not pinned batches
+		f.VerifyWith = []string{fix.NoSync}
 		f.Fix = fmt.Sprintf("Device-to-host copies into pageable memory %s block the host and run at %.1f GB/s. ",
 			prog.Pick("(.cpu(), .item(), .numpy())", "(.cpu(), .item(), .numpy())", "(cudaMemcpy into malloc'd buffers)"), achieved) +
 			prog.Pick("Copy into a pinned buffer with non_blocking=True and read it after an event, or read results back less often.",
