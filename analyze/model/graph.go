@@ -61,7 +61,7 @@ type node struct {
 	base             int64 // the call's own cost when it does not wait
 	pageable, pinned bool  // a copy call with pageable or pinned host memory
 	alloc            bool  // a device allocation or freeing call
-	readback         bool  // a device-to-host copy to pageable memory (.item(), .cpu())
+	readback         bool  // a device-to-host copy to pageable memory (.item(), .cpu()), or its wait
 	// afterRead marks a call right after a read-back: the host time before
 	// it processes what was read (a metric on the host).
 	afterRead bool
@@ -221,6 +221,9 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 				}
 				// A read-back: .item(), .cpu(), .numpy() into pageable memory.
 				n.readback = w.Copy == timeline.CopyDtoH && !n.pinned
+			}
+			if e.API == timeline.APISync && lastCall >= 0 && g.nodes[lastCall].readback && e.Start-g.nodes[lastCall].e < copySyncNS {
+				n.readback = true // the read-back's own wait
 			}
 			n.afterRead = lastCall >= 0 && g.nodes[lastCall].readback && !n.readback
 			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
