@@ -14,6 +14,7 @@ import (
 	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // stepModelTrace is one of fixtures/step-model/: real H200 loops of the
@@ -113,5 +114,51 @@ func TestPatternProfilerCost(t *testing.T) {
 	}
 	if a.Model.ProfilerNS != 0 {
 		t.Errorf("cost kept: profiler_ns %d", a.Model.ProfilerNS)
+	}
+}
+
+// The same tokenising loader traced again: its stalls alternate, but run
+// from 23 to 48 ms and the first steps are still settling. The pattern
+// holds once they have settled, and the model sizes the pool from it.
+func TestPatternRunningWorkersSettling(t *testing.T) {
+	a := stepModelTrace(t, "text-workers-settling")
+	f := finding(t, a, "dataloader-wait")
+	pw, ok := a.Model.Fix(model.PrefetchWorkers)
+	if f.Detail["running_workers"] != 2 || f.Detail["running_workers_unknown"] != 0 || !ok || pw.Workers <= 2 || f.EstimateSource != "model" {
+		t.Errorf("detail %v, model %+v: want 2 workers read from the settled stalls and the model's pool", f.Detail, a.Model.Fixes)
+	}
+}
+
+// Metrics computed on the host from logits read back each step (.cpu(),
+// then numpy): the read's own sync is part of the read, so the host work
+// after it is what no-sync moves to the GPU, and the fixed step is the
+// GPU's, not the host's.
+func TestPatternReadBackWork(t *testing.T) {
+	a := stepModelTrace(t, "host-metrics")
+	ns, ok := a.Model.Fix(model.NoSync)
+	if !ok || ns.Speedup < 2.5 {
+		t.Errorf("no-sync %+v of a %d ns step: want the host's metric work gone (2.5x or more)", ns, a.Model.StepNS)
+	}
+}
+
+// Step edges: a loop whose GPU runs behind its host (an evaluation's
+// queued work every 8 steps) is cut by the GPU work each host step
+// launched, so each steady step starts where its first GPU work does and
+// the model reproduces the mean step.
+func TestPatternStepEdges(t *testing.T) {
+	a := stepModelTrace(t, "eval-in-loop")
+	if !strings.Contains(a.Steps.Source, "GPU-paced") || !a.Model.Faithful() {
+		t.Fatalf("steps from %q, model %+v: want GPU-paced steps the model reproduces", a.Steps.Source, a.Model)
+	}
+	starts := map[int64]bool{}
+	for _, e := range a.Timeline.Events {
+		if e.Kind == timeline.KindKernel || e.Kind == timeline.KindMemcpy || e.Kind == timeline.KindMemset {
+			starts[e.Start] = true
+		}
+	}
+	for k, s := range a.Index.Steady {
+		if !starts[s.Start] {
+			t.Errorf("steady step %d starts at %d, where no GPU work starts", k, s.Start)
+		}
 	}
 }
