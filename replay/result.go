@@ -74,6 +74,10 @@ type Measured struct {
 	GPUNSMean   int64 `json:"gpu_ns_mean,omitempty"`
 	// Speedup is the observed variant's mean step over this one's.
 	Speedup float64 `json:"speedup,omitempty"`
+	// VsModel, when set, is the mean step over the step model's simulated
+	// step with the variant's fix (Variant.ModelStepNS): 1 where the
+	// replay measures what the model predicts.
+	VsModel float64 `json:"vs_model,omitempty"`
 	// StepSamplesNS are the measured steps' wall times in order (for a
 	// variant that syncs every N steps, the step that syncs carries the
 	// wait); GPUSamplesNS their GPU times.
@@ -128,7 +132,11 @@ func NewResult(p *Plan, device string, measured []Measured, steps int, box *Box)
 		for i, v := range p.Variants {
 			r.Variants[i].Variant = v
 			if i < len(measured) {
-				r.Variants[i].Measured = measured[i]
+				m := &r.Variants[i].Measured
+				*m = measured[i]
+				if v.ModelStepNS > 0 && m.StepNSMean > 0 {
+					m.VsModel = float64(m.StepNSMean) / float64(v.ModelStepNS)
+				}
 			}
 		}
 	}

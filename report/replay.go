@@ -60,6 +60,16 @@ func planLine(r *replay.Result) string {
 	if st.Munmaps > 0 {
 		parts = append(parts, fmt.Sprintf("munmap of %d × %s", st.Munmaps, units.Bytes(st.MunmapBytes)))
 	}
+	if sc := st.SmallCopies; sc != nil {
+		parts = append(parts, fmt.Sprintf("%d small pageable copies of %s, each waited for after %s of host time", sc.Count,
+			units.Bytes(sc.Bytes), units.Dur(sc.GapNS)))
+	}
+	if rs := st.Restart; rs != nil {
+		parts = append(parts, fmt.Sprintf("the loader's restart every %d steps, %s", rs.EverySteps, units.Dur(rs.StallNS)))
+	}
+	if c := st.Churn; c != nil {
+		parts = append(parts, fmt.Sprintf("%d device allocations and frees a step, %s at least", c.Allocs, units.Dur(c.IdleNS)))
+	}
 	if st.Sync {
 		parts = append(parts, "a sync each step")
 	}
@@ -97,6 +107,15 @@ func setupText(s replay.Setup) string {
 	}
 	if s.ReuseBuffers {
 		p = append(p, "buffers reused")
+	}
+	if s.PackCopies {
+		p = append(p, "small copies packed into one")
+	}
+	if s.PersistentWorkers {
+		p = append(p, "workers kept across epochs")
+	}
+	if s.KeepCache {
+		p = append(p, "allocator cache kept")
 	}
 	if s.CUDAGraph {
 		p = append(p, "CUDA graph")
@@ -166,9 +185,9 @@ func replayText(p *printer, r *replay.Result) {
 	}
 	p.line("")
 	if r.DryRun {
-		p.line("%-19s %-20s %9s   %s", "variant", "fixes", "predicted", "setup")
+		p.line("%-19s %-20s %9s %11s   %s", "variant", "fixes", "predicted", "model step", "setup")
 		for _, v := range r.Variants {
-			p.line("%-19s %-20s %9s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), setupText(v.Plan))
+			p.line("%-19s %-20s %9s %11s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), setupText(v.Plan))
 		}
 		if len(r.Notes) > 0 {
 			p.line("")
@@ -176,10 +195,11 @@ func replayText(p *printer, r *replay.Result) {
 		}
 		return
 	}
-	p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "median", "GPU mean", "setup")
+	p.line("%-19s %-20s %11s %8s %10s %11s %8s %11s %11s   %s", "variant", "fixes", "step mean", "speedup", "predicted", "model step",
+		"vs model", "median", "GPU mean", "setup")
 	for _, v := range r.Variants {
-		p.line("%-19s %-20s %11s %8s %10s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-			units.Speedup(v.PredictedSpeedup), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+		p.line("%-19s %-20s %11s %8s %10s %11s %8s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
+			units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
 	}
 	p.line("")
 	if l := boxLine(r); l != "" {
@@ -191,6 +211,23 @@ func replayText(p *printer, r *replay.Result) {
 			f.GPU, units.Dur(r.Variants[0].GPUNSMean), units.Dur(r.ObservedGPUNS))
 		textNotes(p, notes(r))
 	}
+}
+
+// modelStep is the step model's predicted step for variant v ("-" where
+// the model made none).
+func modelStep(v replay.Variant) string {
+	if v.ModelStepNS <= 0 {
+		return "-"
+	}
+	return units.Dur(v.ModelStepNS)
+}
+
+// vsModel is the measured step over the model's ("-" where there is none).
+func vsModel(m replay.Measured) string {
+	if m.VsModel <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", m.VsModel)
 }
 
 // textNotes writes notes as an indented list, wrapped.
@@ -224,10 +261,10 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), mdEscape(planLine(r)))
 	p.line("")
 	if r.DryRun {
-		p.line("| variant | fixes | setup | predicted speedup |")
+		p.line("| variant | fixes | setup | predicted speedup | model step |")
 		p.line("|---|---|---|---:|")
 		for _, v := range r.Variants {
-			p.line("| `%s` | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup))
+			p.line("| `%s` | %s | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant))
 		}
 		if len(r.Notes) > 0 {
 			p.line("")
@@ -236,11 +273,11 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 			}
 		}
 	} else {
-		p.line("| variant | fixes | step (mean) | measured speedup (means) | predicted | step (median) | GPU per step (mean) | setup |")
-		p.line("|---|---|---:|---:|---:|---:|---:|---|")
+		p.line("| variant | fixes | step (mean) | measured speedup (means) | predicted | model step | vs model | step (median) | GPU per step (mean) | setup |")
+		p.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
 		for _, v := range r.Variants {
-			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-				units.Speedup(v.PredictedSpeedup), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
+				units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
 		}
 		p.line("")
 		if l := boxLine(r); l != "" {
@@ -273,9 +310,9 @@ func replayHTML(r *replay.Result) htmlPage {
 		units.Dur(r.ObservedStepMeanNS), units.Dur(r.ObservedStepNS), units.Dur(r.ObservedGPUNS), planLine(r))}
 	t := htmlTable{ID: "variants", Caption: "Variants"}
 	if r.DryRun {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup")}
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup"), hnum("model step")}
 		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup))}})
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant))}})
 		}
 		if len(r.Notes) > 0 {
 			pg.NotesTitle = "Notes"
@@ -284,10 +321,11 @@ func replayHTML(r *replay.Result) htmlPage {
 			}
 		}
 	} else {
-		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
+		t.Head = []htmlHead{txt("variant"), txt("fixes"), hnum("step (mean)"), hnum("measured speedup"), hnum("predicted"), hnum("model step"),
+			hnum("vs model"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
 		for _, v := range r.Variants {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
-				cn(units.Speedup(v.PredictedSpeedup)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
+				cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant)), cn(vsModel(v.Measured)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
 		}
 		if l := boxLine(r); l != "" {
 			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")

@@ -22,7 +22,8 @@ func measuredReport() *replay.Result {
 			Copies: []replay.Copy{{Dir: timeline.CopyHtoD, Bytes: 120_000_000, Pageable: true, ObservedNS: 20_000_000}}},
 		Variants: []replay.Variant{
 			{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1},
-			{Name: replay.Pinned, FixFor: &fix, Plan: replay.Setup{Pinned: true, PinOn: replay.PinOnMain, SyncEvery: 1}, PredictedSpeedup: 5},
+			{Name: replay.Pinned, FixFor: &fix, Plan: replay.Setup{Pinned: true, PinOn: replay.PinOnMain, SyncEvery: 1}, PredictedSpeedup: 5,
+				ModelStepNS: 20_000_000},
 		}}
 	measured := []replay.Measured{
 		{StepNSMean: 21_000_000, StepNSMedian: 20_900_000, GPUNSMean: 19_000_000, Speedup: 1,
@@ -53,6 +54,7 @@ func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 			"21.0 ms", // the trace's mean step
 			"(mean)",
 			"pinned (on the main thread)",
+			"vs model", "20.0 ms", "1.25", // the model's step for pinned, and the measured 25 ms over it
 		} {
 			if !strings.Contains(out, want) {
 				t.Errorf("report lacks %q:\n%s", want, out)
@@ -71,6 +73,9 @@ func TestReplayTextAndMarkdownSayWhatMatters(t *testing.T) {
 		if _, ok := doc[k]; !ok {
 			t.Errorf("replay JSON lacks %q", k)
 		}
+	}
+	if vm := doc["variants"].([]any)[1].(map[string]any)["vs_model"]; vm != 1.25 {
+		t.Errorf("pinned's vs_model %v, want 1.25", vm)
 	}
 	v := doc["variants"].([]any)[0].(map[string]any)
 	for _, k := range []string{"step_ns_median", "step_ns_mean", "gpu_ns_mean", "speedup", "step_samples_ns", "gpu_samples_ns"} {
