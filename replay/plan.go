@@ -174,6 +174,17 @@ func (s *Phases) BatchBytes() int64 {
 	return n
 }
 
+// pageableHtoD says whether a host-to-device copy of the step reads
+// pageable memory.
+func (s *Phases) pageableHtoD() bool {
+	for _, c := range s.Copies {
+		if c.Dir == timeline.CopyHtoD && c.Pageable {
+			return true
+		}
+	}
+	return false
+}
+
 // LaunchComputeNS is the kernel time of the launch-bound kernels per step.
 func (s *Phases) LaunchComputeNS() int64 {
 	if s.Launches == nil {

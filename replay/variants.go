@@ -61,7 +61,12 @@ var fixes = []variantFix{
 	{Pinned, func(s *Setup, p *Plan) { s.Pinned = true }, analyze.SeverityWarning},
 	{PinnedCopyStream, func(s *Setup, p *Plan) { s.Pinned, s.CopyStream = true, true }, analyze.SeverityWarning},
 	{PackCopies, func(s *Setup, p *Plan) { s.PackCopies = true }, analyze.SeverityWarning},
-	{PrefetchWorkers, func(s *Setup, p *Plan) { s.Workers, s.Feeders = p.prefetchWorkers(), 0 }, analyze.SeverityWarning},
+	// The loader's fix as its advice writes it, as the step model runs it:
+	// workers, and pin_memory where batches are copied from pageable memory.
+	{PrefetchWorkers, func(s *Setup, p *Plan) {
+		s.Workers, s.Feeders = p.prefetchWorkers(), 0
+		s.Pinned = s.Pinned || p.Step.pageableHtoD()
+	}, analyze.SeverityWarning},
 	{PersistentWorkers, func(s *Setup, p *Plan) { s.PersistentWorkers = true }, analyze.SeverityWarning},
 	{KeepCache, func(s *Setup, p *Plan) { s.KeepCache = true }, analyze.SeverityWarning},
 	{ReuseBuffers, func(s *Setup, p *Plan) { s.ReuseBuffers = true }, analyze.SeverityWarning},
