@@ -191,6 +191,11 @@ type Config struct {
 	// records that the step model takes out before judging (0: the
 	// model's documented constant; negative: none).
 	ProfilerEventNS int64
+	// UnprofiledStepNS, when set, is the loop's mean step without the
+	// profiler as the user timed it: the step model then takes out the
+	// cost per event that makes its unchanged step that long, in place of
+	// ProfilerEventNS.
+	UnprofiledStepNS int64
 	// InfoFloor is the smallest share reported as an info finding; causes
 	// below it, or below half their warning band, are not listed: they are
 	// noise next to what the report is for.

@@ -31,7 +31,7 @@ func TransformOf(f *analyze.Finding) string {
 // model reproduces the trace; other estimates stay bounds, marked so.
 func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, int)) *model.Model {
 	planned := map[string]string{}
-	running := 0
+	running, paced := 0, false
 	for i := range findings {
 		f := &findings[i]
 		t := TransformOf(f)
@@ -45,10 +45,14 @@ func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config,
 		}
 		if f.ID == "dataloader-wait" {
 			running = int(f.Detail["running_workers"])
+			// A wait that recurs, for workers that do not start again:
+			// they set the pace.
+			paced = (running > 0 || f.Detail[fix.RunningUnknown] == 1) && f.Detail["epoch_restart_ns"] == 0 &&
+				f.Severity >= analyze.SeverityWarning && f.OneOff == ""
 		}
 	}
-	m := model.Build(ix, model.Options{ProfilerEventNS: cfg.ProfilerEventNS, PinnedGBps: cfg.PinnedGBps,
-		RunningWorkers: running, FindingOf: planned})
+	m := model.Build(ix, model.Options{ProfilerEventNS: cfg.ProfilerEventNS, UnprofiledStepNS: cfg.UnprofiledStepNS, PinnedGBps: cfg.PinnedGBps,
+		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned})
 	if m == nil {
 		return nil
 	}

@@ -15,12 +15,7 @@ import (
 
 // unfaithful lists the real traces whose unchanged graph the model does
 // not reproduce within the band, with the reason (docs/step-model.md).
-var unfaithful = map[string]string{
-	// The GPU falls about 150 ms further behind the host over the five
-	// steps of the window (idle at its start, busy 153 ms past its end):
-	// the loop is not periodic, and one cycle of it does not repeat.
-	"hta_a100_ddp16_rank0_pinned_pageable.json.gz": "GPU lag grows over the window",
-}
+var unfaithful = map[string]string{}
 
 // realTraces are every real trace of the shared corpus and of fixtures/.
 func realTraces(t *testing.T) []string {

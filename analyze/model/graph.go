@@ -32,6 +32,10 @@ import (
 // for the model to read an event wait between them.
 const joinNS = 3_000
 
+// queuedNS is how soon after its stream's previous work ended a piece of
+// work launched while that work ran must start to count as queued behind it.
+const queuedNS = 50_000
+
 // copySyncNS is how soon after a copy call a sync counts as its wait.
 const copySyncNS = 50_000
 
@@ -355,7 +359,11 @@ func (g *graph) link(ix *index.Index) {
 			if k > 0 {
 				prevEnd = g.nodes[byLane[l][k-1]].e
 			}
-			if nd.s-prevEnd <= joinNS && k > 0 {
+			// Launched while its stream was busy and started soon after:
+			// queued behind that work, whatever the gap (a copy engine's
+			// start after a kernel takes several µs).
+			queued := nd.launch >= 0 && g.nodes[nd.launch].s < prevEnd && nd.s-prevEnd <= queuedNS
+			if k > 0 && (nd.s-prevEnd <= joinNS || queued) {
 				continue // the stream's own order holds it
 			}
 			d := tl.Tracks[tl.Events[nd.ev].Track].Device

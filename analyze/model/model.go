@@ -42,12 +42,21 @@ type Options struct {
 	// ProfilerEventNS is the cost per recorded event taken out of a
 	// profiled trace's host time (0: ProfilerEventNS; negative: none).
 	ProfilerEventNS int64
+	// UnprofiledStepNS, when set on a profiled trace, is the loop's mean
+	// step without the profiler as timed: the cost per event is the one
+	// whose removal simulates that step (fitProfiler).
+	UnprofiledStepNS int64
 	// PinnedGBps is the pinned copy bandwidth, in GB/s, where neither the
 	// trace nor its GPU's link gives one (index.Index.Pinned).
 	PinnedGBps float64
 	// RunningWorkers is how many DataLoader workers the trace shows
-	// already running (0: the main thread builds each batch).
+	// already running (0: the main thread builds each batch, or the trace
+	// does not count them).
 	RunningWorkers int
+	// LoaderPaced says the main thread waits for batches that DataLoader
+	// workers make (a dataloader-wait finding where workers run): their
+	// pace bounds the fixes of everything else.
+	LoaderPaced bool
 	// FindingOf names, per transform, the finding whose fix it is: the
 	// transforms planned. Only those that also apply to the step are
 	// simulated, and all composes them.
@@ -91,8 +100,14 @@ type Model struct {
 	Fidelity float64 `json:"fidelity"`
 	// StepNS is the simulated step with the profiler's cost removed;
 	// ProfilerNS the host time per step removed for it.
-	StepNS       int64        `json:"step_ns"`
-	ProfilerNS   int64        `json:"profiler_ns"`
+	StepNS     int64 `json:"step_ns"`
+	ProfilerNS int64 `json:"profiler_ns"`
+	// EventNS is the profiler's cost per recorded event taken out (0 for
+	// a trace of no profiler that records events). HostShare, when set,
+	// is the share of all host time taken out instead: a given unprofiled
+	// step that no cost per event reaches (Options.UnprofiledStepNS).
+	EventNS      int64        `json:"profiler_event_ns"`
+	HostShare    float64      `json:"profiler_host_share,omitempty"`
 	CriticalPath CriticalPath `json:"critical_path"`
 	// Fixes are the transforms planned that apply to this step, then all.
 	Fixes []Fix `json:"fixes"`
@@ -144,13 +159,19 @@ func Build(ix *index.Index, o Options) *Model {
 		}
 		prof = max(prof, 0)
 	}
+	keep := 0.0
+	if g.profiled && o.UnprofiledStepNS > 0 {
+		prof, keep = g.fitProfiler(o.UnprofiledStepNS, pin)
+	}
 	observed := (hi - lo) / int64(steps)
 	kept := g.simulate(&costs{pinnedGBps: pin})
-	base := g.simulate(&costs{pinnedGBps: pin, profilerNS: prof})
+	base := g.simulate(&costs{pinnedGBps: pin, profilerNS: prof, hostKeep: keep})
 	m := &Model{
 		Fidelity:     round3(float64(kept.stepNS) / float64(observed)),
 		StepNS:       base.stepNS,
-		ProfilerNS:   g.removed(prof) / int64(steps),
+		ProfilerNS:   g.removed(prof, keep) / int64(steps),
+		EventNS:      prof,
+		HostShare:    hostShare(keep),
 		CriticalPath: shares(base.path),
 		Fixes:        []Fix{},
 	}
@@ -163,9 +184,21 @@ func Build(ix *index.Index, o Options) *Model {
 		}
 	}
 	fixes := g.transforms(o, ix)
-	all := costs{pinnedGBps: pin, profilerNS: prof}
+	// Where the loader's workers set the loop's pace, a fix of the main
+	// thread's own work leaves them as they are: they deliver a batch per
+	// traced step at most, as a pool of the workers running (2 where the
+	// trace does not count them) whose batches take that long each.
+	paced := costs{pinnedGBps: pin, profilerNS: prof, hostKeep: keep}
+	if o.LoaderPaced {
+		w := max(o.RunningWorkers, 2)
+		paced.workers, paced.pool = w, g.loader(w, ix)
+	}
+	all := paced
 	for _, t := range fixes {
-		c := costs{pinnedGBps: pin, profilerNS: prof}
+		c := paced
+		if t.name == PrefetchWorkers || t.name == PersistentWorkers {
+			c.workers, c.pool = 0, pool{} // the loader's own fixes
+		}
 		t.set(&c)
 		t.set(&all)
 		f := Fix{Name: t.name, Finding: o.FindingOf[t.name]}
@@ -352,8 +385,79 @@ func (g *graph) lagGrowth() int64 {
 	return max(0, end-g.hi)
 }
 
-// removed is the host time the profiler's cost takes out of the window.
-func (g *graph) removed(prof int64) int64 {
+// maxFitEventNS is the most per recorded event that fitProfiler takes out
+// (the replay's bound on a profiler's cost per event, too).
+const maxFitEventNS = 20_000
+
+// fitProfiler is what the profiler cost a trace whose loop, timed without
+// it, ran want a step: the cost per recorded event whose removal makes the
+// simulated unchanged step want, found by bisection to 10 ns (0 where the
+// step is that short already). Where no cost up to maxFitEventNS reaches
+// it, the profiled host ran slower throughout, as the replay finds too
+// (Plan.LessHostTime): the share of all host time kept instead, to a
+// thousandth (the least kept: minHostKeep).
+func (g *graph) fitProfiler(want int64, pin float64) (eventNS int64, keep float64) {
+	step := func(prof int64, keep float64) int64 {
+		return g.simulate(&costs{pinnedGBps: pin, profilerNS: prof, hostKeep: keep}).stepNS
+	}
+	if step(0, 0) <= want {
+		return 0, 0
+	}
+	if step(maxFitEventNS, 0) <= want {
+		lo, hi := int64(0), int64(maxFitEventNS)
+		for hi-lo > 10 {
+			mid := (lo + hi) / 2
+			if step(mid, 0) > want {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		return hi, 0
+	}
+	lo, hi := minHostKeep, 1.0
+	if step(0, lo) > want {
+		return 0, lo
+	}
+	for hi-lo > 0.001 {
+		mid := (lo + hi) / 2
+		if step(0, mid) > want {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return 0, lo
+}
+
+// minHostKeep is the least share of host time fitProfiler keeps.
+const minHostKeep = 0.05
+
+// hostShare is Model.HostShare for the share kept (0: none taken out).
+func hostShare(keep float64) float64 {
+	if keep <= 0 {
+		return 0
+	}
+	return round3(1 - keep)
+}
+
+// removed is the host time the profiler's cost takes out of the window:
+// prof for each recorded event, or the share 1 - keep of all host time.
+func (g *graph) removed(prof int64, keep float64) int64 {
+	if keep > 0 {
+		c := costs{hostKeep: keep}
+		var out int64
+		for i := range g.nodes {
+			if nd := &g.nodes[i]; !nd.gpu {
+				dur := nd.e - nd.s
+				if nd.blocking {
+					dur = nd.base
+				}
+				out += nd.gap + dur - c.scaled(nd.gap) - c.scaled(dur)
+			}
+		}
+		return out
+	}
 	if prof <= 0 {
 		return 0
 	}

@@ -162,3 +162,33 @@ func TestPatternStepEdges(t *testing.T) {
 		}
 	}
 }
+
+// A step the user timed without the profiler (--unprofiled-step) gives
+// the profiler's cost per event: the one whose removal simulates that step.
+// A given step no shorter than the traced one takes nothing out.
+func TestUnprofiledStepFitsTheProfilerCost(t *testing.T) {
+	path := testfix.Project(filepath.Join("step-model", "many-features.pt.trace.json.gz"))
+	tl, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(given int64) *model.Model {
+		cfg := analyze.DefaultConfig()
+		cfg.UnprofiledStepNS = given
+		a, err := audit.RunWith(tl, cfg, suite.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Model
+	}
+	def := run(0)
+	given := def.StepNS * 85 / 100
+	m := run(given)
+	if m.EventNS <= def.EventNS || m.EventNS > 20_000 || m.StepNS < given*98/100 || m.StepNS > given*102/100 {
+		t.Errorf("given %d ns: step %d ns at %d ns an event (default %d ns at %d): want the given step, at more than the default",
+			given, m.StepNS, m.EventNS, def.StepNS, def.EventNS)
+	}
+	if m := run(def.StepNS * 2); m.EventNS != 0 || m.ProfilerNS != 0 {
+		t.Errorf("a given step twice the trace's: %d ns an event taken out, want none", m.EventNS)
+	}
+}

@@ -37,7 +37,11 @@ const graphedGapNS = 100_000
 // costs is what one simulation changes in the graph: the fixes applied
 // and the profiler's cost kept or removed.
 type costs struct {
-	profilerNS   int64 // per recorded event, taken out of host time (0: kept)
+	profilerNS int64 // per recorded event, taken out of host time (0: kept)
+	// hostKeep, when set, is the share of all host time kept: a profiled
+	// host that ran slower throughout than the loop timed without it
+	// (fitProfiler).
+	hostKeep     float64
 	noSync       bool  // synchronising calls and read-backs to pageable memory do not wait
 	pinned       bool  // pageable host-to-device copies come from pinned memory
 	copyStream   bool  // host-to-device copies run on their own stream, a step ahead
@@ -179,6 +183,7 @@ func (g *graph) simulate(c *costs) run {
 				}
 				s := ready[lane]
 				from, gapSeg := int32(-1), int64(0)
+				var graphGap int64 // the GPU's own gap before a graph's kernel: busy, not idle
 				if last[lane] >= 0 {
 					from = 2*last[lane] + 1
 				}
@@ -195,7 +200,7 @@ func (g *graph) simulate(c *costs) run {
 					}
 				} else if c.cudaGraph && nd.copy == 0 {
 					s += GraphGapNS
-					gapSeg = GraphGapNS
+					gapSeg, graphGap = GraphGapNS, GraphGapNS
 				}
 				if nd.launch >= 0 && done[nd.launch] == stamp {
 					lat := nd.lat
@@ -215,7 +220,7 @@ func (g *graph) simulate(c *costs) run {
 				dur := c.work(nd)
 				simE[i] = s + dur
 				if lastCycle {
-					busy[lane] += dur
+					busy[lane] += dur + graphGap
 				}
 				ready[lane] = simE[i]
 				last[lane] = i
@@ -288,7 +293,15 @@ func (c *costs) gap(nd *node) int64 {
 			gap -= max(0, nd.gapData-nd.gapRestart-c.warm)
 		}
 	}
-	return max(0, gap)
+	return c.scaled(max(0, gap))
+}
+
+// scaled is host time d at the share of it the costs keep.
+func (c *costs) scaled(d int64) int64 {
+	if c.hostKeep <= 0 {
+		return d
+	}
+	return int64(float64(d) * c.hostKeep)
 }
 
 // call is call nd's host time with the costs applied, and whether it still
@@ -298,7 +311,7 @@ func (c *costs) call(nd *node) (int64, bool) {
 	if nd.blocking {
 		dur = nd.base
 	}
-	dur = max(min(dur, 1_000), dur-int64(nd.events)*c.profilerNS)
+	dur = c.scaled(max(min(dur, 1_000), dur-int64(nd.events)*c.profilerNS))
 	waits := nd.blocking
 	switch {
 	case nd.alloc && c.keepCache:

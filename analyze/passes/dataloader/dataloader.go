@@ -332,13 +332,49 @@ func workersPrefix(per, stepNS, tBatch int64, workers, running int, exact, multi
 // steps. exact is false when only one stall was seen, and W is then the
 // least period consistent with it. Where the stalls differ in length, or
 // the first steps are still settling, the pattern holds once they have
-// settled (settledPeriod). It returns 0 when the waits do not stall
-// periodically.
+// settled (settledPeriod), or the stalls' rate gives W (burstPeriod). It
+// returns 0 when the waits do not stall periodically.
 func StallPeriod(waits []int64) (w int, exact bool) {
 	if w, exact = cleanPeriod(waits); w > 0 {
 		return w, exact
 	}
-	return settledPeriod(waits), true
+	if w = settledPeriod(waits); w > 0 {
+		return w, true
+	}
+	return burstPeriod(waits), true
+}
+
+// burstPeriod reads W from the rate of the stalls where their pattern
+// slips (two workers' batches drifting in and out of step): the steps
+// over the waits longer than the mean wait, where those average
+// settleRatio times the others and there are three or more; 0 otherwise
+// or where that is under 2.
+func burstPeriod(waits []int64) int {
+	var sum int64
+	for _, v := range waits {
+		sum += v
+	}
+	if len(waits) == 0 || sum == 0 {
+		return 0
+	}
+	mean := float64(sum) / float64(len(waits))
+	var long, short float64
+	nl := 0
+	for _, v := range waits {
+		if float64(v) > mean {
+			long, nl = long+float64(v), nl+1
+		} else {
+			short += float64(v)
+		}
+	}
+	ns := len(waits) - nl
+	if nl < 3 || ns == 0 || long/float64(nl) < settleRatio*short/float64(ns) {
+		return 0
+	}
+	if w := int(math.Round(float64(len(waits)) / float64(nl))); w >= 2 {
+		return w
+	}
+	return 0
 }
 
 // settleRatio is how much longer than every other wait each stall of a

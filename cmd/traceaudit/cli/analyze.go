@@ -166,6 +166,7 @@ func parseShare(s string) (float64, error) {
 func NewCmdAnalyze(ios *IO, runF func(*AnalyzeOptions) error) *cobra.Command {
 	opts := &AnalyzeOptions{IO: ios}
 	var fl analyzeFlags
+	var unprofiled time.Duration
 	cmd := &cobra.Command{
 		Use:   "analyze [flags] FILE|DIR...",
 		Short: "Find what starves the GPU: findings per step with evidence and fixes",
@@ -214,6 +215,15 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 			if err != nil {
 				return err
 			}
+			if st := unprofiled; st != 0 {
+				switch {
+				case st < 0 || st > time.Hour:
+					return usagef("--unprofiled-step %s: want the loop's mean step without the profiler, such as 37ms", st)
+				case cmd.Flags().Changed("profiler-cost-us"):
+					return usagef("--unprofiled-step and --profiler-cost-us: give one (the step gives the cost)")
+				}
+				cfg.UnprofiledStepNS = st.Nanoseconds()
+			}
 			if err := checkStdin(args...); err != nil {
 				return err
 			}
@@ -226,6 +236,7 @@ Exit status: 0 done, 1 a finding at or above --fail-on, 2 bad usage or input.`,
 		},
 	}
 	fl.register(cmd)
+	cmd.Flags().Var(stepFlag{&unprofiled}, "unprofiled-step", "the loop's mean step without the profiler, as your logs measure it: a duration (37ms) or a rate (27it/s); the step model takes out the profiler's cost per event that makes its step that long (instead of --profiler-cost-us)")
 	cmd.Flags().StringVar(&opts.OutDir, "out", "", "also write to this folder: report.html, report.md, report.json, annotated.json (a single trace, for ui.perfetto.dev) and the plots (PNG and SVG)")
 	cmd.Flags().BoolVar(&opts.Job, "job", false, "the files are the ranks of one job, whatever their metadata says (ranks from distributedInfo, else argument order)")
 	cmd.Flags().BoolVarP(&opts.Verbose, "verbose", "v", false, "text: every finding with its fix, code, evidence and replay command (default: the answer in a screen)")

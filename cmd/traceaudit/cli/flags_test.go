@@ -107,6 +107,14 @@ func TestAnalyzeFlags(t *testing.T) {
 			}
 		}},
 		{argv: []string{"--nope", "a"}, wantErr: "unknown flag: --nope"},
+		{argv: []string{"--unprofiled-step", "40it/s", "a"}, check: func(t *testing.T, o *AnalyzeOptions) {
+			if o.Config.UnprofiledStepNS != 25_000_000 {
+				t.Errorf("unprofiled step %d ns, want 25 ms", o.Config.UnprofiledStepNS)
+			}
+		}},
+		{argv: []string{"--unprofiled-step", "-3ms", "a"}, wantErr: "--unprofiled-step -3ms"},
+		{argv: []string{"--unprofiled-step", "soon", "a"}, wantErr: "invalid argument"},
+		{argv: []string{"--unprofiled-step", "20ms", "--profiler-cost-us", "2", "a"}, wantErr: "give one"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.argv, " "), func(t *testing.T) {

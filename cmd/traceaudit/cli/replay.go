@@ -106,6 +106,7 @@ everything on exit and on Ctrl-C.`,
 				case cmd.Flags().Changed("profiler-cost"):
 					return usagef("--unprofiled-step and --profiler-cost: give one (the step gives the cost)")
 				}
+				cfg.UnprofiledStepNS = st.Nanoseconds() // the model's predicted steps stand for the same loop
 			}
 			opts.Config, opts.Files, opts.File = cfg, args, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
