@@ -123,3 +123,62 @@ func TestNotSteady(t *testing.T) {
 		t.Errorf("model %+v of a window that is not steady (%s)", m, ix.NotSteady)
 	}
 }
+
+// TestLoaderPace: DataLoader workers deliver a batch every 22 ms and the
+// main thread waits 2 ms for each; the 20 ms pageable copy is not what
+// bounds the step then, and pinning it leaves the workers' pace, where a
+// loop not paced by its workers would gain from it.
+func TestLoaderPace(t *testing.T) {
+	ix := loop(t, 6, 24*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Range(main, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", at, at+2*ms)
+		b.Memcpy(main, s7, tt.Pageable(100_000_000), at+2*ms, at+22*ms, at+2*ms+10*tt.Us, at+22*ms-10*tt.Us)
+		b.Launch(main, s7, "gemm", at+22*ms+10*tt.Us, at+22*ms+20*tt.Us, at+22*ms+30*tt.Us, at+24*ms-100*tt.Us)
+		b.API(main, "cudaDeviceSynchronize", at+22*ms+30*tt.Us, at+24*ms-90*tt.Us)
+	})
+	plan := map[string]string{Pinned: "sync-memcpy"}
+	free := Build(ix, Options{PinnedGBps: 25, FindingOf: plan})
+	paced := Build(ix, Options{PinnedGBps: 25, FindingOf: plan, LoaderPaced: true, RunningWorkers: 2})
+	f, _ := free.Fix(Pinned)
+	p, _ := paced.Fix(Pinned)
+	if f.Speedup < 2.5 || p.Speedup > 1.1 {
+		t.Errorf("pinned %.2fx unpaced, %.2fx paced by the workers: want over 2.5x, and about 1x", f.Speedup, p.Speedup)
+	}
+	near(t, "paced fidelity", paced.Fidelity, 1, 0.02)
+}
+
+// TestQueuedWorkKeepsItsStreamOrder: each step's copy is launched while
+// the kernel before it runs and starts 8 µs after it ends (a copy
+// engine's start): it is queued behind the kernel, so on its own stream it
+// overlaps the kernel instead of waiting out the traced latency.
+func TestQueuedWorkKeepsItsStreamOrder(t *testing.T) {
+	ix := loop(t, 6, 9*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Launch(main, s7, "gemm", at, at+10*tt.Us, at+20*tt.Us, at+5*ms)
+		b.Memcpy(main, s7, tt.Pinned(64<<20), at+20*tt.Us, at+30*tt.Us, at+5*ms+8*tt.Us, at+9*ms-100*tt.Us)
+		b.API(main, "cudaStreamSynchronize", at+40*tt.Us, at+9*ms-90*tt.Us)
+	})
+	m := Build(ix, Options{FindingOf: map[string]string{PinnedCopyStream: "copy-compute-serial"}})
+	near(t, "fidelity", m.Fidelity, 1, 0.02)
+	f, ok := m.Fix(PinnedCopyStream)
+	if !ok || f.Speedup < 1.5 {
+		t.Errorf("pinned-copy-stream %+v: want the copy overlapping the kernel (9 ms -> about 5 ms)", f)
+	}
+}
+
+// TestGraphGapIsBusy: 200 kernels of 1 µs launched 20 µs apart; a CUDA
+// graph runs them back to back, GraphGapNS apart, and that gap is GPU time
+// the step cannot go below.
+func TestGraphGapIsBusy(t *testing.T) {
+	const n, us = 200, tt.Us
+	ix := loop(t, 5, n*20*us+100*us, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		for i := range int64(n) {
+			c := at + i*20*us
+			b.Launch(main, s7, "add", c, c+15*us, c+16*us, c+17*us)
+		}
+		b.API(main, "cudaDeviceSynchronize", at+n*20*us, at+n*20*us+50*us)
+	})
+	m := Build(ix, Options{FindingOf: map[string]string{CUDAGraph: "launch-bound"}})
+	f, ok := m.Fix(CUDAGraph)
+	if min := int64(n * (1*us + GraphGapNS)); !ok || f.StepNS < min {
+		t.Errorf("cuda-graph %+v: want a step of at least %d ns, the kernels and the graph's gaps", f, min)
+	}
+}

@@ -192,3 +192,29 @@ func TestUnprofiledStepFitsTheProfilerCost(t *testing.T) {
 		t.Errorf("a given step twice the trace's: %d ns an event taken out, want none", m.EventNS)
 	}
 }
+
+// Where no cost per recorded event up to 20 µs reaches the step the user
+// timed (a host that ran slower throughout under the profiler), a share of
+// all host time is taken out instead, as the replay does.
+func TestUnprofiledStepTakesAShareOfTheHost(t *testing.T) {
+	path := testfix.Project(filepath.Join("step-model", "host-metrics.pt.trace.json.gz"))
+	tl, err := ingest.Open(path, ingest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := analyze.DefaultConfig()
+	a, err := audit.RunWith(tl, cfg, suite.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := a.Model.StepNS * 7 / 10
+	cfg.UnprofiledStepNS = given
+	if a, err = audit.RunWith(tl, cfg, suite.Default); err != nil {
+		t.Fatal(err)
+	}
+	m := a.Model
+	if m.HostShare <= 0 || m.EventNS != 0 || m.StepNS < given*98/100 || m.StepNS > given*102/100 {
+		t.Errorf("given %d ns: step %d ns, %d ns an event, host share %.3f: want the given step from a share of the host",
+			given, m.StepNS, m.EventNS, m.HostShare)
+	}
+}
