@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -267,7 +268,7 @@ func load(ios *IO, path string) (*timeline.Timeline, error) {
 			r.tl, r.err = ingest.Open(path, opts)
 		}
 		if r.err == nil {
-			r.err = ingest.Usable(r.tl)
+			r.err = cutShort(ingest.Usable(r.tl), warnings)
 		}
 		done <- r
 	}()
@@ -292,6 +293,23 @@ func load(ios *IO, path string) (*timeline.Timeline, error) {
 		fmt.Fprintln(ios.Err, "traceaudit: warning: "+oneLine(msg))
 	}
 	return tl, nil
+}
+
+// cutShort adds to an unusable trace's error that the file was cut short,
+// where a warning says so: what it lacks may lie past the cut.
+func cutShort(err error, warnings []string) error {
+	var ie *ingest.Error
+	if err == nil || !errors.As(err, &ie) {
+		return err
+	}
+	for _, w := range warnings {
+		if strings.Contains(w, "truncated") {
+			ie.Err = fmt.Errorf("%w, and it is %s", ie.Err, strings.TrimPrefix(oneLine(w), ie.Path+": "))
+			ie.Hint = "what it lacks may lie past the cut: copy or download the file again, whole"
+			break
+		}
+	}
+	return err
 }
 
 // checkStdin refuses reading standard input more than once.

@@ -128,6 +128,10 @@ func TestBadInputs(t *testing.T) {
 		{"larger than memory (nsys)", testfix.Project("b0_pageable_sync.nsys.sqlite"), "10000", 2, "too large for the memory available"},
 		{"truncated JSON", writeFile(t, dir, "cut.json", plain.Bytes()[:plain.Len()*2/3]), "", 0, "cut.json: truncated: kept"},
 		{"truncated gzip", writeFile(t, dir, "cut.json.gz", chromeGood[:len(chromeGood)*2/3]), "", 0, "cut.json.gz: truncated (the gzip stream ends after "},
+		// Cut before its first kernel: refused, and the one line says the
+		// file is cut short rather than to capture GPU activity.
+		{"truncated before the GPU work", writeFile(t, dir, "early.json.gz", chromeGood[:100_000]), "", 2,
+			"no GPU kernel or copy in the trace: it holds 13 ranges, 4,514 host operators, and it is truncated (the gzip stream ends after 100000 compressed bytes): kept 4,887 complete events, lost the last 109 bytes (what it lacks may lie past the cut: copy or download the file again, whole)"},
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, struct {
