@@ -10,7 +10,7 @@
 // a txtar archive: a comment, then sections introduced by "-- NAME --":
 //
 //	Four 10 ms steps; kernels cover 8 ms of each: idle exactly at the warning band.
-//	want gpu-idle warning "GPU idle 20 %" wasted=2ms share=20%
+//	want gpu-idle warning "no kernel runs 20 %" wasted=2ms share=20%
 //	-- config --
 //	min-gap 50us
 //	-- timeline --

@@ -73,7 +73,7 @@ func run(p *analyze.Pass) (any, error) {
 			continue
 		}
 		describeGap := func() string {
-			what := fmt.Sprintf("GPU idle %s", units.Dur(g.Len()))
+			what := fmt.Sprintf("no kernel for %s", units.Dur(g.Len()))
 			if th != nil {
 				what += "; " + describe(th, split, g.Start, g.End) + " on " + ix.Label(thread)
 			}
@@ -89,7 +89,7 @@ func run(p *analyze.Pass) (any, error) {
 	copyOnly, _ := ix.PerStep(ix.SteadyCovered(ix.Copies.Subtract(ix.Kernels)))
 	top := byCause.Top()
 	f := analyze.Finding{
-		Title: fmt.Sprintf("GPU idle %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
+		Title: idleTitle(share, per, copyOnly),
 		OneOff: ix.OneOff(ix.PerSteady(func(lo, hi int64) int64 {
 			return (hi - lo) - ix.AnyKernel.Covered(lo, hi)
 		})),
@@ -441,4 +441,15 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 		prog.Pick(`with torch.profiler.record_function("get batch"):
     x, y = next(it)`, `with torch.profiler.record_function("preprocess"):
     inputs = processor(raw)`, `nvtxRangePushA("phase"); /* ... */ nvtxRangePop();`)
+}
+
+// idleTitle says how much of the step no kernel runs, and how much of that
+// copies fill, so that it agrees with the GPU's busy time (copies count
+// there).
+func idleTitle(share float64, per, copyOnly int64) string {
+	t := fmt.Sprintf("no kernel runs %s of each step (%s per step", units.Pct(share), units.Dur(per))
+	if copyOnly > 0 {
+		t += fmt.Sprintf("; copies alone run in %s of it", units.Dur(copyOnly))
+	}
+	return t + ")"
 }
