@@ -35,14 +35,14 @@ func jobText(p *printer, j *job.Analysis) {
 	p.line("job of %s  (%s)", rankCount(j), jobFiles(j))
 	p.line("%s", jobVerdictLine(j))
 	p.line("")
-	p.line("%-6s %-4s %-8s %-9s %-21s %-17s %s", "rank", "GPU", "pid", "step", "verdict", "wait per step", "top finding")
+	p.line("%-6s %-4s %-8s %-10s %-21s %-16s %s", "rank", "GPU", "pid", "mean step", "verdict", "wait per step", "top finding")
 	for _, r := range j.Ranks {
 		mark := ""
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			mark = " *"
 		}
-		p.line("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
-			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis))
+		p.line("%-6s %-4s %-8d %-10s %-21s %-16s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
+			units.Dur(r.Steps.MeanNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis))
 	}
 	p.line("%s", jobLegend(j))
 	focus := focusRank(j)
@@ -79,14 +79,14 @@ func jobBrief(p *printer, j *job.Analysis) {
 		p.line("%s", l)
 	}
 	p.line("")
-	p.line("%-6s %-4s %-8s %-9s %-21s %-17s %s", "rank", "GPU", "pid", "step", "verdict", "wait per step", "top finding")
+	p.line("%-6s %-4s %-8s %-10s %-21s %-16s %s", "rank", "GPU", "pid", "mean step", "verdict", "wait per step", "top finding")
 	for _, r := range j.Ranks {
 		mark := ""
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			mark = " *"
 		}
-		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-9s %-21s %-17s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
-			units.Dur(r.Steps.MedianNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), p.cols()))
+		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-10s %-21s %-16s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
+			units.Dur(r.Steps.MeanNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), p.cols()))
 	}
 	for _, l := range wrap(jobLegend(j), p.cols()) {
 		p.line("%s", l)
@@ -120,14 +120,14 @@ func jobMarkdown(p *printer, j *job.Analysis, o Options) {
 	p.line("")
 	p.line("**%s**", mdEscape(jobVerdictLine(j)))
 	p.line("")
-	p.line("| rank | GPU | pid | step | verdict | wait per step | top finding |")
+	p.line("| rank | GPU | pid | mean step | verdict | wait per step | top finding |")
 	p.line("|---:|---:|---:|---:|---|---:|---|")
 	for _, r := range j.Ranks {
 		rank := fmt.Sprintf("%d", *r.Rank)
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			rank = fmt.Sprintf("**%d** (straggler)", *r.Rank)
 		}
-		p.line("| %s | %s | %d | %s | %s | %s | %s |", rank, device(*r.Device), *r.PID, units.Dur(r.Steps.MedianNS),
+		p.line("| %s | %s | %d | %s | %s | %s | %s |", rank, device(*r.Device), *r.PID, units.Dur(r.Steps.MeanNS),
 			mdEscape(verdictHead(r.Verdict)), waitCell(r), mdEscape(topFinding(r.Analysis)))
 	}
 	p.line("")
@@ -167,9 +167,9 @@ func jobHTML(j *job.Analysis) htmlPage {
 	pg.Sub = []string{jobFiles(j)}
 	pg.Lead = []string{strings.TrimPrefix(jobLegend(j), "* marks the straggler; ")}
 	t := htmlTable{ID: "ranks", Caption: "Ranks",
-		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
+		Head: []htmlHead{txt("rank"), hnum("GPU"), hnum("pid"), hnum("mean step"), txt("verdict"), hnum("wait per step"), txt("top finding")}}
 	for _, r := range j.Ranks {
-		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MedianNS)),
+		row := htmlRow{Cells: []htmlCell{ct(fmt.Sprint(*r.Rank)), cn(device(*r.Device)), cn(fmt.Sprint(*r.PID)), cn(units.Dur(r.Steps.MeanNS)),
 			ct(verdictHead(r.Verdict)), cn(waitCell(r)), ct(topFinding(r.Analysis))}}
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			row.Cells[0].Text += " (straggler)"
@@ -240,7 +240,7 @@ func jobLegend(j *job.Analysis) string {
 	if j.Job.Clock == "aligned" {
 		clock = "ranks' clocks aligned by the ends of their collectives"
 	}
-	s := fmt.Sprintf("wait: time in collectives waiting for the other ranks, with no compute running; %d collectives matched across ranks, %s",
+	s := fmt.Sprintf("wait: time in collectives waiting for the other ranks, with no compute running, a mean per step as the step is; %d collectives matched across ranks, %s",
 		j.Job.MatchedCollectives, clock)
 	if j.Job.Straggler != nil {
 		s = "* marks the straggler; " + s
