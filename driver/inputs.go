@@ -104,13 +104,19 @@ type Inputs struct {
 	// were folders; Skipped the .nsys-rep reports left out of a folder
 	// because their export is beside them.
 	Files, Folders, Skipped []string
+	// Jobs, when set, are the sub-folders of a folder of job folders,
+	// Jobs[i] the trace files of one (each also in Files): one job per
+	// sub-folder, or a trace alone where it holds one single-process
+	// trace.
+	Jobs [][]string
 }
 
 // Expand turns the arguments into trace files: files as given, folders
 // into the trace files they hold (sorted by name). A folder without
-// traces is an error. An Nsight Systems report (.nsys-rep) in a folder is
-// a trace (exported when read), unless NAME.sqlite, its export, is beside
-// it: then it is listed in Skipped.
+// traces is an error, unless its sub-folders hold them: a folder of job
+// folders (Inputs.Jobs), given alone. An Nsight Systems report (.nsys-rep)
+// in a folder is a trace (exported when read), unless NAME.sqlite, its
+// export, is beside it: then it is listed in Skipped.
 func Expand(args []string) (Inputs, error) {
 	var files, folders, skipped []string
 	for _, a := range args {
@@ -120,46 +126,80 @@ func Expand(args []string) (Inputs, error) {
 			continue
 		}
 		folders = append(folders, a)
-		entries, err := os.ReadDir(a)
+		traces, skip, subs, err := listFolder(a)
 		if err != nil {
-			return Inputs{}, &ingest.Error{Path: a, Err: errors.New("cannot list the folder")}
+			return Inputs{}, err
 		}
-		n := 0
-		for _, e := range entries {
-			p := filepath.Join(a, e.Name())
-			if strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			if !e.Type().IsRegular() {
-				// A link to a trace counts; subfolders and the rest do not.
-				if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-					continue
-				}
-			}
-			switch f, _ := ingest.Detect(p); f {
-			case ingest.FormatUnknown:
-				// Not a trace (notes, scripts): left out.
-			case ingest.FormatNsysReport:
-				// A report is read (exported with nsys) unless its export
-				// is beside it: one trace, not two ranks.
-				stem := strings.TrimSuffix(p, filepath.Ext(p))
-				if _, err := os.Stat(stem + ".sqlite"); err == nil {
-					skipped = append(skipped, p)
-					continue
-				}
-				files = append(files, p)
-				n++
-			default:
-				files = append(files, p)
-				n++
+		skipped = append(skipped, skip...)
+		if len(traces) == 0 && len(args) == 1 {
+			if in, ok := jobFolders(a, subs); ok {
+				return in, nil
 			}
 		}
-		if n == 0 {
+		if len(traces) == 0 {
 			return Inputs{}, &ingest.Error{Path: a, Err: errors.New("the folder holds no trace files"),
-				Hint: "give Nsight Systems SQLite exports or PyTorch profiler Chrome traces"}
+				Hint: "give Nsight Systems SQLite exports or PyTorch profiler Chrome traces, or a folder of job folders"}
 		}
+		files = append(files, traces...)
 	}
 	return Inputs{Files: files, Folders: folders, Skipped: skipped}, nil
+}
+
+// jobFolders is the folder a of job folders: each sub-folder of subs that
+// holds trace files is one job (or one trace); ok is false when none does.
+func jobFolders(a string, subs []string) (Inputs, bool) {
+	in := Inputs{Folders: []string{a}}
+	for _, sub := range subs {
+		traces, skip, _, err := listFolder(sub)
+		if err != nil || len(traces) == 0 {
+			continue
+		}
+		in.Files = append(in.Files, traces...)
+		in.Skipped = append(in.Skipped, skip...)
+		in.Jobs = append(in.Jobs, traces)
+	}
+	return in, len(in.Jobs) > 0
+}
+
+// listFolder lists the trace files of folder a, the reports left out
+// beside their exports, and its sub-folders, each sorted by name.
+func listFolder(a string) (traces, skipped, subs []string, err error) {
+	entries, err := os.ReadDir(a)
+	if err != nil {
+		return nil, nil, nil, &ingest.Error{Path: a, Err: errors.New("cannot list the folder")}
+	}
+	for _, e := range entries {
+		p := filepath.Join(a, e.Name())
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if e.IsDir() {
+			subs = append(subs, p)
+			continue
+		}
+		if !e.Type().IsRegular() {
+			// A link to a trace counts; the rest does not.
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+		}
+		switch f, _ := ingest.Detect(p); f {
+		case ingest.FormatUnknown:
+			// Not a trace (notes, scripts): left out.
+		case ingest.FormatNsysReport:
+			// A report is read (exported with nsys) unless its export is
+			// beside it: one trace, not two ranks.
+			stem := strings.TrimSuffix(p, filepath.Ext(p))
+			if _, err := os.Stat(stem + ".sqlite"); err == nil {
+				skipped = append(skipped, p)
+				continue
+			}
+			traces = append(traces, p)
+		default:
+			traces = append(traces, p)
+		}
+	}
+	return traces, skipped, subs, nil
 }
 
 // Analyze reads and analyses the traces args name (files or folders) and
@@ -207,6 +247,9 @@ func AnalyzeInputs(in Inputs, o Options) (*Result, error) {
 		return reduce(res, u.reports, o)
 	}
 	groups, loose := group(ok, o.Job)
+	if len(in.Jobs) > 0 {
+		groups, loose = bySubFolder(ok, in.Jobs)
+	}
 	if len(groups) == 1 && len(loose) == 0 {
 		if len(res.Failed) > 0 {
 			return nil, fmt.Errorf("%w (the other traces are ranks of one job: every rank must be readable)", res.Failed[0])
@@ -270,6 +313,32 @@ func group(units []*unit, force bool) (groups []*jobGroup, loose []*unit) {
 			groups = append(groups, g)
 		} else {
 			loose = append(loose, g.units...)
+		}
+	}
+	return groups, loose
+}
+
+// bySubFolder groups the readable traces of a folder of job folders: the
+// traces of each sub-folder (jobs[i]) are one job, whatever their metadata
+// says, where there are several; a sub-folder's one trace stays alone,
+// or is its own job when it is a multi-process export.
+func bySubFolder(units []*unit, jobs [][]string) (groups []*jobGroup, loose []*unit) {
+	at := map[string]*unit{}
+	for _, u := range units {
+		at[u.path] = u
+	}
+	for _, paths := range jobs {
+		g := &jobGroup{}
+		for _, p := range paths {
+			if u, ok := at[p]; ok {
+				g.units = append(g.units, u)
+			}
+		}
+		switch {
+		case len(g.units) == 1 && !g.units[0].multi:
+			loose = append(loose, g.units[0])
+		case len(g.units) > 0:
+			groups = append(groups, g)
 		}
 	}
 	return groups, loose

@@ -218,6 +218,50 @@ func TestFolders(t *testing.T) {
 	}
 }
 
+// A folder of job folders: one job per sub-folder, whatever the traces'
+// metadata says, and a sub-folder's one trace alone; notes beside them and
+// an empty sub-folder are left out.
+func TestFolderOfJobFolders(t *testing.T) {
+	dir := t.TempDir()
+	put := func(sub, src string) {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, sub, filepath.Base(src)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("c0", testfix.Project("c0_cpu_straggler.rank0.pt.trace.json.gz"))
+	put("c0", testfix.Project("c0_cpu_straggler.rank1.pt.trace.json.gz"))
+	put("k0", testfix.Project("k0_ddp_bucket1mb.rank0.pt.trace.json.gz"))
+	put("k0", testfix.Project("k0_ddp_bucket1mb.rank1.pt.trace.json.gz"))
+	put("one", testfix.Project("b0_pageable_sync.nsys.sqlite"))
+	os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+	os.WriteFile(filepath.Join(dir, "NOTES.md"), []byte("runs of 2026-11"), 0o644)
+	in, err := Expand([]string{dir})
+	if err != nil || len(in.Jobs) != 3 || len(in.Files) != 5 {
+		t.Fatalf("expand: %v, %d jobs, %d files", err, len(in.Jobs), len(in.Files))
+	}
+	res, err := AnalyzeInputs(in, Options{})
+	if err != nil || res.Kind != KindBatch || len(res.Batch.Jobs) != 2 || len(res.Batch.Files) != 1 {
+		t.Fatalf("folder of job folders: %v %+v", err, res)
+	}
+	for _, j := range res.Batch.Jobs {
+		if j.Job.Ranks != 2 {
+			t.Errorf("a job of %d ranks, want each sub-folder's 2", j.Job.Ranks)
+		}
+	}
+	// Beside other arguments, or holding traces itself, a folder's
+	// sub-folders are not read.
+	if _, err := Expand([]string{dir, testfix.Project("r0_baseline.pt.trace.json.gz")}); err == nil {
+		t.Error("a folder of job folders beside a file was read")
+	}
+}
+
 // Unrelated traces are a batch: each analysed alone, a bad one reported
 // while the others are analysed.
 func TestBatch(t *testing.T) {
