@@ -3,6 +3,7 @@ package stats
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -11,16 +12,17 @@ import (
 
 // TableKinds are the reports of `traceaudit stats --report`, in the order
 // the help lists them.
-var TableKinds = []string{"kernels", "api", "nvtx", "copies", "os"}
+var TableKinds = []string{"kernels", "api", "nvtx", "copies", "os", "ops"}
 
 // Table is an nsys-stats-style summary of one kind of event: one row per
 // name, sorted by total time (the `traceaudit stats --report` object;
 // fields may be added, never renamed).
 type Table struct {
 	File string `json:"file"`
-	// Report is the kind of table: kernels, api, nvtx, copies or os.
+	// Report is the kind of table: kernels, api, nvtx, copies, os or ops.
 	Report string `json:"report"`
-	// TotalNS is the summed time of all rows.
+	// TotalNS is the summed time of all rows (ops: their self host time,
+	// since an operator's total holds those it called).
 	TotalNS int64 `json:"total_ns"`
 	Rows    []Row `json:"rows"`
 }
@@ -34,10 +36,19 @@ type Row struct {
 	MedianNS int64  `json:"median_ns"`
 	MinNS    int64  `json:"min_ns"`
 	MaxNS    int64  `json:"max_ns"`
-	// Share is TotalNS over the table's total time.
+	// StddevNS is the sample standard deviation of the times (0 for one).
+	StddevNS int64 `json:"stddev_ns"`
+	// Share is TotalNS over the table's total time (ops: SelfNS).
 	Share float64 `json:"share"`
 	// Bytes is the summed size of copies and memsets (copies table only).
 	Bytes int64 `json:"bytes,omitempty"`
+	// SelfNS, CUDASelfNS and CUDATotalNS are an operator's host time less
+	// the operators it called, and the GPU time launched directly under it
+	// and under it or any operator it called (ops table only; TotalNS is
+	// its total host time).
+	SelfNS      int64 `json:"self_ns,omitempty"`
+	CUDASelfNS  int64 `json:"cuda_self_ns,omitempty"`
+	CUDATotalNS int64 `json:"cuda_total_ns,omitempty"`
 }
 
 // NewTable builds the table of one kind: "kernels" (GPU kernels by name),
@@ -68,6 +79,8 @@ func NewTable(tl *timeline.Timeline, kind string) (*Table, error) {
 			}
 			return "", false
 		}
+	case "ops":
+		return opsTable(tl), nil
 	default:
 		return nil, fmt.Errorf("unknown report %q: want one of %s", kind, strings.Join(TableKinds, ", "))
 	}
@@ -92,30 +105,50 @@ func NewTable(tl *timeline.Timeline, kind string) (*Table, error) {
 	}
 	t := &Table{File: tl.Source.Path, Report: kind, Rows: make([]Row, 0, len(groups))}
 	for name, g := range groups {
-		slices.Sort(g.durs)
-		r := Row{Name: name, Count: len(g.durs), MinNS: g.durs[0], MaxNS: g.durs[len(g.durs)-1], MedianNS: median(g.durs)}
-		for _, d := range g.durs {
-			r.TotalNS += d
-		}
-		r.AvgNS = r.TotalNS / int64(r.Count)
+		r := durRow(name, g.durs)
 		if kind == "copies" {
 			r.Bytes = g.bytes
 		}
 		t.TotalNS += r.TotalNS
 		t.Rows = append(t.Rows, r)
 	}
-	slices.SortFunc(t.Rows, func(a, b Row) int {
-		if c := cmp.Compare(b.TotalNS, a.TotalNS); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Name, b.Name)
-	})
+	sortRows(t.Rows)
 	for i := range t.Rows {
 		if t.TotalNS > 0 {
 			t.Rows[i].Share = float64(t.Rows[i].TotalNS) / float64(t.TotalNS)
 		}
 	}
 	return t, nil
+}
+
+// durRow is the row of name's durations (at least one): count, total,
+// mean, median, least, most and sample standard deviation.
+func durRow(name string, durs []int64) Row {
+	slices.Sort(durs)
+	r := Row{Name: name, Count: len(durs), MinNS: durs[0], MaxNS: durs[len(durs)-1], MedianNS: median(durs)}
+	for _, d := range durs {
+		r.TotalNS += d
+	}
+	r.AvgNS = r.TotalNS / int64(r.Count)
+	if r.Count > 1 {
+		mean := float64(r.TotalNS) / float64(r.Count)
+		var ss float64
+		for _, d := range durs {
+			ss += (float64(d) - mean) * (float64(d) - mean)
+		}
+		r.StddevNS = int64(math.Round(math.Sqrt(ss / float64(r.Count-1))))
+	}
+	return r
+}
+
+// sortRows orders rows by total time, then name.
+func sortRows(rows []Row) {
+	slices.SortFunc(rows, func(a, b Row) int {
+		if c := cmp.Compare(b.TotalNS, a.TotalNS); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
 }
 
 // median of sorted durations: the middle one, or the mean of the two

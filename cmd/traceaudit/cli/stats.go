@@ -32,15 +32,19 @@ func NewCmdStats(ios *IO, runF func(*StatsOptions) error) *cobra.Command {
 		Short: "Summarise a trace: GPU work, busy time, copies by memory kind, host activity; or one full table",
 		Long: `stats summarises what a trace holds. With --report it prints one full table
 in the manner of nsys stats, one row per name sorted by total time, with the
-count, total, average, median, minimum and maximum time and the share of the
-table's total: kernels (GPU kernels), api (CUDA API calls), nvtx (host ranges:
-NVTX, record_function, ProfilerStep, DataLoader), copies (memcpys by direction
-and memory kinds, with bytes, and memsets) or os (OS runtime calls). CSV and
+count, total, average, median, minimum, maximum time, standard deviation and
+the share of the table's total: kernels (GPU kernels), api (CUDA API calls),
+nvtx (host ranges: NVTX, record_function, ProfilerStep, DataLoader), copies
+(memcpys by direction and memory kinds, with bytes, and memsets), os (OS
+runtime calls) or ops (PyTorch operators as the profiler's key_averages()
+table has them: calls, self and total CPU time, and the CUDA time of the
+kernels, copies and memsets launched under each, self and total). CSV and
 JSON give times in nanoseconds. FILE "-" reads standard input.`,
 		Example: `  traceaudit stats run.sqlite
   traceaudit stats --report kernels run.pt.trace.json.gz
   traceaudit stats --report api --format csv run.sqlite > api.csv
-  traceaudit stats --report copies --format json run.sqlite | jq '.rows[0]'`,
+  traceaudit stats --report copies --format json run.sqlite | jq '.rows[0]'
+  traceaudit stats --report ops run.pt.trace.json.gz`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			formats := []string{"text", "json"}
@@ -61,7 +65,7 @@ JSON give times in nanoseconds. FILE "-" reads standard input.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json (and csv with --report)")
-	cmd.Flags().StringVar(&opts.Report, "report", "", "print one full table: kernels, api, nvtx, copies or os")
+	cmd.Flags().StringVar(&opts.Report, "report", "", "print one full table: kernels, api, nvtx, copies, os or ops")
 	cmd.Flags().BoolVar(&opts.DumpTimeline, "dump-timeline", false, "debugging: print the timeline as text (timelinetext, for analyzer test cases) instead of the summary")
 	completeValues(cmd, "format", []string{"text", "csv", "json"})
 	completeValues(cmd, "report", stats.TableKinds)
