@@ -43,7 +43,7 @@ func TestOpsTable(t *testing.T) {
 	b.Op(h, "aten::addmm", 50*us, 90*us)
 	b.Launch(h, s, "gemm", 60*us, 65*us, 70*us, 77*us)
 	b.Memcpy(h, s, tt.Pinned(1<<20), 92*us, 95*us, 96*us, 99*us)
-	tab, err := NewTable(b.Build(t), "ops")
+	tab, err := NewTable(b.Build(t), "ops", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,11 +56,21 @@ type Row struct {
 // dropped), "nvtx" (host ranges: NVTX, record_function, ProfilerStep,
 // DataLoader), "copies" (memcpys by direction and memory kinds, and
 // memsets) or "os" (OS runtime calls). Cost: O(n log n) in the events.
-func NewTable(tl *timeline.Timeline, kind string) (*Table, error) {
+//
+// Kernel names are shortened as Nsight Systems shortens them
+// (timeline.ShortKernelName), so that a Chrome trace's table and an nsys
+// export's name a kernel alike; fullNames keeps them as the trace has them.
+func NewTable(tl *timeline.Timeline, kind string, fullNames bool) (*Table, error) {
 	var key func(e *timeline.Event) (string, bool)
+	kernel := func(e *timeline.Event) string {
+		if fullNames {
+			return tl.Name(e.Name)
+		}
+		return timeline.ShortKernelName(tl.Name(e.Name))
+	}
 	switch kind {
 	case "kernels":
-		key = func(e *timeline.Event) (string, bool) { return tl.Name(e.Name), e.Kind == timeline.KindKernel }
+		key = func(e *timeline.Event) (string, bool) { return kernel(e), e.Kind == timeline.KindKernel }
 	case "api":
 		key = func(e *timeline.Event) (string, bool) {
 			return timeline.BaseAPIName(tl.Name(e.Name)), e.Kind == timeline.KindAPI

@@ -18,9 +18,11 @@ type StatsOptions struct {
 	// DumpTimeline prints the timeline as timelinetext instead of the
 	// summary: the start of a test case made from a real trace.
 	DumpTimeline bool
-	// Report is the table to print (kernels, api, nvtx, copies, os); ""
-	// prints the summary.
+	// Report is the table to print (kernels, api, nvtx, copies, os, ops);
+	// "" prints the summary.
 	Report string
+	// FullNames keeps kernel names as the trace has them.
+	FullNames bool
 }
 
 // NewCmdStats builds `traceaudit stats`. runF replaces the run function in
@@ -66,6 +68,7 @@ JSON give times in nanoseconds. FILE "-" reads standard input.`,
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json (and csv with --report)")
 	cmd.Flags().StringVar(&opts.Report, "report", "", "print one full table: kernels, api, nvtx, copies, os or ops")
+	cmd.Flags().BoolVar(&opts.FullNames, "full-names", false, "kernels: the names as the trace has them (default: shortened as Nsight Systems shortens them, the same for both formats)")
 	cmd.Flags().BoolVar(&opts.DumpTimeline, "dump-timeline", false, "debugging: print the timeline as text (timelinetext, for analyzer test cases) instead of the summary")
 	completeValues(cmd, "format", []string{"text", "csv", "json"})
 	completeValues(cmd, "report", stats.TableKinds)
@@ -83,7 +86,7 @@ func statsRun(opts *StatsOptions) error {
 	if opts.Report == "" {
 		return emit(opts.IO, opts.Format, "", nil, report.ForStats(stats.Compute(tl)))
 	}
-	t, err := stats.NewTable(tl, opts.Report)
+	t, err := stats.NewTable(tl, opts.Report, opts.FullNames)
 	if err != nil {
 		return usagef("--report: %v", err)
 	}

@@ -167,4 +167,21 @@ func TestStatsTableGolden(t *testing.T) {
 	if _, errOut, code := run(t, "stats", "--format", "csv", b0); code != 2 || !strings.Contains(errOut, `--format "csv"`) {
 		t.Errorf("csv without --report: %d %q", code, errOut)
 	}
+	// The kernels of one run read alike from its Chrome trace and its nsys
+	// export (both shortened), and --full-names keeps the trace's own.
+	top := func(args ...string) string {
+		out, errOut, code := run(t, append([]string{"stats", "--report", "kernels", "--format", "csv"}, args...)...)
+		recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+		if code != 0 || err != nil || len(recs) < 2 {
+			t.Fatalf("exit %d, %v: %s", code, err, errOut)
+		}
+		return recs[1][0]
+	}
+	nsys := testfix.Shared(t, "h200", "r0_baseline.nsys.sqlite")
+	if c, n := top(r0), top(nsys); c != "bn_bw_1C11_kernel_new" || n != c {
+		t.Errorf("top kernel %q (Chrome), %q (nsys): want bn_bw_1C11_kernel_new both", c, n)
+	}
+	if full := top("--full-names", r0); !strings.HasPrefix(full, "void cudnn::bn_bw_1C11_kernel_new<float") {
+		t.Errorf("--full-names: %q", full)
+	}
 }
