@@ -90,9 +90,12 @@ func (g *graph) simulate(c *costs) run {
 	if c.copyStream {
 		extra = 1
 	}
-	simS := make([]int64, n)
-	simE := make([]int64, n)
-	done := make([]int32, n)
+	sc := &g.scratch
+	if len(sc.simS) < n {
+		sc.simS, sc.simE, sc.done = make([]int64, n), make([]int64, n), make([]int32, n)
+		sc.pred, sc.seg, sc.segBucket = make([]int32, 2*n), make([]int64, 2*n), make([]index.Bucket, 2*n)
+	}
+	simS, simE, done := sc.simS[:n], sc.simE[:n], sc.done[:n]
 	ready := make([]int64, lanes+extra)
 	busy := make([]int64, lanes+extra) // per stream, GPU time of the last cycle
 	last := make([]int32, lanes+extra) // the lane's node processed last in this cycle, -1
@@ -112,18 +115,18 @@ func (g *graph) simulate(c *costs) run {
 	var seg []int64
 	var segBucket []index.Bucket
 	cycleStart := g.lo
+	base := sc.stamp
+	sc.stamp += int32(R)
 	for cyc := range R {
-		stamp := int32(cyc + 1)
+		stamp := base + int32(cyc+1)
 		if cyc > 0 {
 			cycleStart = ends[cyc-1]
 		}
 		lastCycle := cyc == R-1
 		if lastCycle {
-			pred = make([]int32, 2*n)
-			seg = make([]int64, 2*n)
-			segBucket = make([]index.Bucket, 2*n)
+			pred, seg, segBucket = sc.pred[:2*n], sc.seg[:2*n], sc.segBucket[:2*n]
 			for i := range pred {
-				pred[i] = -1
+				pred[i], seg[i], segBucket[i] = -1, 0, 0
 			}
 		}
 		for l := range last {
