@@ -101,11 +101,6 @@ func opsTable(tl *timeline.Timeline) *Table {
 		t.TotalNS += r.SelfNS
 		t.Rows = append(t.Rows, r)
 	}
-	sortRows(t.Rows)
-	for i := range t.Rows {
-		if t.TotalNS > 0 {
-			t.Rows[i].Share = float64(t.Rows[i].SelfNS) / float64(t.TotalNS)
-		}
-	}
+	t.finish(func(r *Row) int64 { return r.SelfNS })
 	return t
 }

@@ -122,12 +122,7 @@ func NewTable(tl *timeline.Timeline, kind string, fullNames bool) (*Table, error
 		t.TotalNS += r.TotalNS
 		t.Rows = append(t.Rows, r)
 	}
-	sortRows(t.Rows)
-	for i := range t.Rows {
-		if t.TotalNS > 0 {
-			t.Rows[i].Share = float64(t.Rows[i].TotalNS) / float64(t.TotalNS)
-		}
-	}
+	t.finish(func(r *Row) int64 { return r.TotalNS })
 	return t, nil
 }
 
@@ -151,14 +146,20 @@ func durRow(name string, durs []int64) Row {
 	return r
 }
 
-// sortRows orders rows by total time, then name.
-func sortRows(rows []Row) {
-	slices.SortFunc(rows, func(a, b Row) int {
+// finish orders the rows by total time, then name, and gives each its
+// share of the table's total: part of the row over TotalNS.
+func (t *Table) finish(part func(*Row) int64) {
+	slices.SortFunc(t.Rows, func(a, b Row) int {
 		if c := cmp.Compare(b.TotalNS, a.TotalNS); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)
 	})
+	for i := range t.Rows {
+		if t.TotalNS > 0 {
+			t.Rows[i].Share = float64(part(&t.Rows[i])) / float64(t.TotalNS)
+		}
+	}
 }
 
 // median of sorted durations: the middle one, or the mean of the two
