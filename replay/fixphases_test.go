@@ -72,6 +72,23 @@ func TestPersistentWorkersVariant(t *testing.T) {
 	}
 }
 
+// TestPersistentWorkersWait: with workers kept that kept up between
+// restarts, the main thread's wait per step is the shortest between them;
+// the observed loop keeps the traced wait.
+func TestPersistentWorkersWait(t *testing.T) {
+	p := tiny(BatchesWorkers)
+	p.Step.Restart = &Restart{EverySteps: 3, StallNS: int64(time.Millisecond), WarmNS: 20_000}
+	r, err := newRig(newFake(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &loop{r: r, s: observedSetup(p)}
+	kept := &loop{r: r, s: fixVariant(PersistentWorkers, p).Plan}
+	if o, k := obs.observedWait(), kept.observedWait(); o != time.Duration(p.Step.DataNS) || k != 20*time.Microsecond {
+		t.Errorf("observed wait %v, with workers kept %v: want %v and 20µs", o, k, time.Duration(p.Step.DataNS))
+	}
+}
+
 // TestKeepCacheVariant: the observed loop allocates and frees the step's
 // device memory each step, as long as the trace's calls took at least;
 // keep-cache allocates nothing in the loop.
@@ -109,7 +126,8 @@ func TestFixPhasesPlannedFromFindings(t *testing.T) {
 			return st.SmallCopies != nil && st.SmallCopies.Count >= 150 && st.SmallCopies.Bytes == 2048
 		}},
 		{"respawn-workers", PersistentWorkers, "dataloader-wait", func(st *Phases) bool {
-			return st.Restart != nil && st.Restart.EverySteps == 6 && st.Restart.StallNS > 100_000_000 && st.DataNS < 20_000_000
+			return st.Restart != nil && st.Restart.EverySteps == 6 && st.Restart.StallNS > 100_000_000 && st.DataNS < 20_000_000 &&
+				st.Restart.WarmNS > 0 && st.Restart.WarmNS < 1_000_000
 		}},
 		{"alloc-churn", KeepCache, "alloc-churn", func(st *Phases) bool {
 			return st.Churn != nil && st.Churn.Allocs > 0 && st.Churn.IdleNS > 0

@@ -711,13 +711,18 @@ func (l *loop) take() (*inputBatch, error) {
 
 // observedWait is the main thread's wait for the trace's workers that the
 // producers do not reproduce: the observed data phase when feeders bring
-// ready batches unpaced. Paced producers make the main thread wait as the
+// ready batches unpaced (with persistent workers that kept up between
+// restarts, the shortest wait between them: Restart.WarmNS). Paced producers make the main thread wait as the
 // trace's did, and DataLoader workers of a variant replace the wait.
 func (l *loop) observedWait() time.Duration {
-	if l.s.Workers > 0 || l.r.p.Step.PaceNS > 0 {
+	st := &l.r.p.Step
+	if l.s.Workers > 0 || st.PaceNS > 0 {
 		return 0
 	}
-	return time.Duration(l.r.p.Step.DataNS)
+	if rs := st.Restart; rs != nil && rs.WarmNS > 0 && l.s.PersistentWorkers {
+		return time.Duration(min(rs.WarmNS, st.DataNS)) // workers kept keep up
+	}
+	return time.Duration(st.DataNS)
 }
 
 // obtain gets the next batch for the main loop, in pinned memory when the

@@ -147,6 +147,12 @@ type Restart struct {
 	// EverySteps is the steps of an epoch; StallNS the wait at its start.
 	EverySteps int   `json:"every_steps"`
 	StallNS    int64 `json:"stall_ns"`
+	// WarmNS, when set, is the main thread's wait per step once the
+	// workers persist: where its waits between restarts add up to under a
+	// tenth of the steps, workers that keep up between restarts keep up
+	// once kept, and each wait is the shortest of them (as the step model
+	// has it; 0: the waits stay as traced).
+	WarmNS int64 `json:"warm_ns,omitempty"`
 }
 
 // Churn is a step's device memory allocation and free calls.
@@ -479,6 +485,9 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
 	planFixPhases(r, st, len(ix.Steady))
+	if rs := st.Restart; rs != nil {
+		rs.WarmNS = warmWait(ix)
+	}
 	p.events = hostEvents(tl, ix)
 	p.HostEventsPerStep = p.events.total
 	p.TraceGBps = traceGBps(st.Copies)
@@ -520,6 +529,30 @@ func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
 			st.OtherNS = max(st.OtherNS-d.IdleNSPerStep, 0)
 		}
 	}
+}
+
+// warmWait is Restart.WarmNS: the shortest data wait of the steady steps
+// without a restart, where those waits add up to under a tenth of the
+// steps (0 otherwise, or without such steps).
+func warmWait(ix *index.Index) int64 {
+	restart := map[int]bool{}
+	for _, r := range ix.Restarts() {
+		restart[r.Step] = true
+	}
+	var sum, least int64 = 0, -1
+	for k, w := range ix.PerSteady(ix.Buckets[index.Data].Covered) {
+		if restart[k] {
+			continue
+		}
+		sum += w
+		if least < 0 || w < least {
+			least = w
+		}
+	}
+	if least <= 0 || sum*10 >= ix.SteadyNS {
+		return 0
+	}
+	return least
 }
 
 // Where batches come from (Step.Batches).
