@@ -147,9 +147,18 @@ func TestFixPhasesPlannedFromFindings(t *testing.T) {
 			t.Errorf("%s: variants %v, want %s fixing %s with the model's step", c.file, names(p), c.variant, c.finding)
 		}
 	}
+	// Metrics computed on the host from logits read back each step: most
+	// of the other phase is that work, which no-sync defers.
+	p := planOf(t, stepModelTrace("host-metrics"))
+	if st := p.Step; st.ReadWorkNS < st.OtherNS/2 || st.ReadWorkNS > st.OtherNS {
+		t.Errorf("host-metrics: read work %d of %d ns other host work", st.ReadWorkNS, st.OtherNS)
+	}
+	if v := fixVariant(NoSync, p); !v.Plan.DeferReads || observedSetup(p).DeferReads {
+		t.Errorf("no-sync %+v: want the reads deferred there and only there", v.Plan)
+	}
 	// A loop with none of them plans none.
-	p := planOf(t, stepModelTrace("text-workers"))
-	if st := p.Step; st.SmallCopies != nil || st.Restart != nil || st.Churn != nil {
+	p = planOf(t, stepModelTrace("text-workers"))
+	if st := p.Step; st.SmallCopies != nil || st.Restart != nil || st.Churn != nil || st.ReadWorkNS != 0 {
 		t.Errorf("text-workers: %+v", st)
 	}
 }

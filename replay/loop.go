@@ -444,7 +444,11 @@ func (l *loop) step(k int) (stepWork, error) {
 	}
 	l.lap(PhaseCopy)
 	err := l.churn()
-	burn(r.otherBurn)
+	other := r.otherBurn
+	if l.s.DeferReads {
+		other = max(0, other-time.Duration(st.ReadWorkNS))
+	}
+	burn(other)
 	l.lap(PhaseOther)
 	if err != nil {
 		return w, err

@@ -130,7 +130,17 @@ type Phases struct {
 	// (an alloc-churn finding's): real allocation and free calls, unless
 	// the cache is kept.
 	Churn *Churn `json:"churn,omitempty"`
+	// ReadWorkNS is the host work per step, in the other phase, right
+	// after values read back to pageable memory (.cpu() then numpy: a
+	// metric on the host), less ReadKeptNS a read: what no-sync, the
+	// values computed on the GPU and read every SyncEvery steps, removes
+	// (as the step model has it).
+	ReadWorkNS int64 `json:"read_work_ns,omitempty"`
 }
+
+// ReadKeptNS is the host time no-sync leaves after each read-back: the
+// dispatch of the work moved to the GPU (the step model's figure).
+const ReadKeptNS = 20_000
 
 // SmallCopies are many small pageable copies of a step, each waited for.
 type SmallCopies struct {
@@ -319,6 +329,10 @@ func (p *Plan) LessProfilerRange(eventNS, loNS, hiNS int64, source string) {
 	}
 	orig := p.Step
 	st, removed, n := lessProfiler(orig, p.events, eventNS)
+	if orig.OtherNS > 0 {
+		// The work after read-backs is other-phase time: it shrinks with it.
+		st.ReadWorkNS = int64(float64(orig.ReadWorkNS) * float64(st.OtherNS) / float64(orig.OtherNS))
+	}
 	p.Step = st
 	p.Profiler = &Profiler{EventNS: eventNS, Source: source, DataEvents: p.events.data,
 		IdleEvents: n, RemovedNS: removed}
@@ -355,6 +369,7 @@ func (p *Plan) LessHostTime(ns int64, source string) {
 	data, other, per := cut(st.DataNS), cut(st.OtherNS), cut(above)
 	st.DataNS -= data
 	st.OtherNS -= other
+	st.ReadWorkNS -= cut(st.ReadWorkNS)
 	if per > 0 {
 		l := *st.Launches
 		l.IntervalNS -= per
@@ -485,6 +500,9 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
 	planFixPhases(r, st, len(ix.Steady))
+	if fixFinding(r, NoSync, analyze.SeverityInfo) != nil {
+		st.ReadWorkNS = min(readWork(tl, ix), st.OtherNS)
+	}
 	if rs := st.Restart; rs != nil {
 		rs.WarmNS = warmWait(ix)
 	}
@@ -529,6 +547,44 @@ func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
 			st.OtherNS = max(st.OtherNS-d.IdleNSPerStep, 0)
 		}
 	}
+}
+
+// readWork is Phases.ReadWorkNS: per steady step, the other-bucket host
+// time from the end of each read-back to pageable memory (its copy call, or
+// the sync right after it) to the main thread's next call, less
+// ReadKeptNS each.
+func readWork(tl *timeline.Timeline, ix *index.Index) int64 {
+	if !ix.HasMain || len(ix.Steady) == 0 {
+		return 0
+	}
+	other := ix.Buckets[index.Other]
+	var total int64
+	evs := tl.Tracks[ix.Main].Events
+	for k := 0; k < len(evs); k++ {
+		e := &tl.Events[evs[k]]
+		if e.Kind != timeline.KindAPI || !e.API.IsCopy() || e.Link < 0 || !ix.InSteady(e.Start) {
+			continue
+		}
+		if w := &tl.Events[e.Link]; w.Copy != timeline.CopyDtoH || w.Dst != timeline.MemPageable {
+			continue
+		}
+		end, j := e.End, k+1
+		for ; j < len(evs); j++ {
+			n := &tl.Events[evs[j]]
+			if n.Kind != timeline.KindAPI || n.Start < end {
+				continue
+			}
+			if n.API == timeline.APISync && n.Start-end < 50_000 {
+				end = n.End // the read's own wait
+				continue
+			}
+			break
+		}
+		if j < len(evs) {
+			total += max(0, other.Covered(end, tl.Events[evs[j]].Start)-ReadKeptNS)
+		}
+	}
+	return total / int64(len(ix.Steady))
 }
 
 // warmWait is Restart.WarmNS: the shortest data wait of the steady steps

@@ -73,7 +73,7 @@ var fixes = []variantFix{
 	// Any launch-bound or sync-api finding, info included, plans its
 	// variant (design.md).
 	{CUDAGraph, func(s *Setup, p *Plan) { s.CUDAGraph = true }, analyze.SeverityInfo},
-	{NoSync, func(s *Setup, p *Plan) { s.SyncEvery = SyncEvery }, analyze.SeverityInfo},
+	{NoSync, func(s *Setup, p *Plan) { s.SyncEvery, s.DeferReads = SyncEvery, p.Step.ReadWorkNS > 0 }, analyze.SeverityInfo},
 }
 
 // FixFor is the ID of the analyzer whose findings variant name verifies
@@ -144,6 +144,10 @@ type Setup struct {
 	// KeepCache: device memory is not allocated and freed each step
 	// (Phases.Churn).
 	KeepCache bool `json:"keep_cache,omitempty"`
+	// DeferReads: the values read back are computed on the GPU and read
+	// every SyncEvery steps, so the host work on them goes
+	// (Phases.ReadWorkNS).
+	DeferReads bool `json:"defer_reads,omitempty"`
 }
 
 // Variant is one way of running the step, as planned: what a run measures
