@@ -262,7 +262,7 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 	p.line("")
 	if r.DryRun {
 		p.line("| variant | fixes | setup | predicted speedup | model step |")
-		p.line("|---|---|---|---:|")
+		p.line("|---|---|---|---:|---:|")
 		for _, v := range r.Variants {
 			p.line("| `%s` | %s | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant))
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/traceaudit/traceaudit/internal/testing/mdcheck"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -170,6 +171,24 @@ func TestReplayDryRunNotes(t *testing.T) {
 			if given == 0 && strings.Contains(out, "Notes") {
 				t.Errorf("%v: a dry run without notes has a notes section:\n%s", f, out)
 			}
+		}
+	}
+}
+
+// TestReplayMarkdownTables: every table of a replay's Markdown, dry run or
+// measured, has as many cells in each row as in its header.
+func TestReplayMarkdownTables(t *testing.T) {
+	measured := measuredReport()
+	p := &replay.Plan{File: "run.json", ObservedStepNS: 20_000_000, ObservedStepMeanNS: 21_000_000,
+		Step:     replay.Phases{ComputeNS: 400_000, OtherNS: 500_000, Sync: true},
+		Variants: []replay.Variant{{Name: replay.Observed, Plan: replay.Setup{SyncEvery: 1}, PredictedSpeedup: 1, ModelStepNS: 19_000_000}}}
+	for _, r := range []*replay.Result{measured, replay.NewResult(p, "", nil, 0, nil)} {
+		var b bytes.Buffer
+		if err := ForReplay(r).Render(&b, Markdown, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range mdcheck.Structure(b.String()) {
+			t.Errorf("dry run %v: %v", r.DryRun, err)
 		}
 	}
 }
