@@ -499,13 +499,7 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 	if st.Batches == BatchesWorkers && fixFinding(r, PrefetchWorkers, analyze.SeverityInfo) != nil {
 		st.PaceNS = p.ObservedStepMeanNS
 	}
-	planFixPhases(r, st, len(ix.Steady))
-	if fixFinding(r, NoSync, analyze.SeverityInfo) != nil {
-		st.ReadWorkNS = min(readWork(tl, ix), st.OtherNS)
-	}
-	if rs := st.Restart; rs != nil {
-		rs.WarmNS = warmWait(ix)
-	}
+	planFixPhases(r, tl, ix, st)
 	p.events = hostEvents(tl, ix)
 	p.HostEventsPerStep = p.events.total
 	p.TraceGBps = traceGBps(st.Copies)
@@ -518,8 +512,11 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 // takes their time out of the host phases that held it (the small copies'
 // waits out of the other phase, the restarts out of the data phase, the
 // allocation calls' idle time out of the other phase): the replay makes
-// that time with the real operations instead.
-func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
+// that time with the real operations instead. It also measures what
+// persistent workers and no-sync leave or take of the phases that stay
+// (Restart.WarmNS, ReadWorkNS).
+func planFixPhases(r *audit.Analysis, tl *timeline.Timeline, ix *index.Index, st *Phases) {
+	steps := len(ix.Steady)
 	if f := fixFinding(r, PackCopies, analyze.SeverityWarning); f != nil {
 		var d fix.SmallCopies
 		if analyze.DecodeDetail(f, &d) && d.PerStep >= 1 {
@@ -535,7 +532,7 @@ func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
 			if every <= 0 {
 				every = steps // one restart in the window
 			}
-			rs := &Restart{EverySteps: max(every, 1), StallNS: d.RestartNS}
+			rs := &Restart{EverySteps: max(every, 1), StallNS: d.RestartNS, WarmNS: warmWait(ix)}
 			st.Restart = rs
 			st.DataNS = max(st.DataNS-rs.StallNS/int64(rs.EverySteps), 0)
 		}
@@ -547,7 +544,14 @@ func planFixPhases(r *audit.Analysis, st *Phases, steps int) {
 			st.OtherNS = max(st.OtherNS-d.IdleNSPerStep, 0)
 		}
 	}
+	if fixFinding(r, NoSync, analyze.SeverityInfo) != nil {
+		st.ReadWorkNS = min(readWork(tl, ix), st.OtherNS)
+	}
 }
+
+// readSyncNS is how soon after a read-back's copy call a sync counts as
+// the read's own wait.
+const readSyncNS = 50_000
 
 // readWork is Phases.ReadWorkNS: per steady step, the other-bucket host
 // time from the end of each read-back to pageable memory (its copy call, or
@@ -574,7 +578,7 @@ func readWork(tl *timeline.Timeline, ix *index.Index) int64 {
 			if n.Kind != timeline.KindAPI || n.Start < end {
 				continue
 			}
-			if n.API == timeline.APISync && n.Start-end < 50_000 {
+			if n.API == timeline.APISync && n.Start-end < readSyncNS {
 				end = n.End // the read's own wait
 				continue
 			}

@@ -17,8 +17,8 @@ import (
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
-// stepModelTrace is one of fixtures/step-model/: real H200 loops of the
-// calibration pairs' workload families (fixtures/README.md).
+// stepModelTrace is one of fixtures/step-model/: real H200 loops, one per
+// pattern the step model must capture (fixtures/README.md).
 func stepModelTrace(t *testing.T, name string) *audit.Analysis {
 	t.Helper()
 	return testaudit.File(t, testfix.Project(filepath.Join("step-model", name+".pt.trace.json.gz")))

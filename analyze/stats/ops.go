@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/traceaudit/traceaudit/timeline"
@@ -92,7 +93,7 @@ func opsTable(tl *timeline.Timeline) *Table {
 			a.durs = append(a.durs, e.Dur())
 			stack = append(stack, open{ev: i})
 		}
-		closeTo(int64(^uint64(0) >> 1))
+		closeTo(math.MaxInt64)
 	}
 	t := &Table{File: tl.Source.Path, Report: "ops", Rows: make([]Row, 0, len(rows))}
 	for name, a := range rows {
