@@ -49,6 +49,9 @@ type Options struct {
 	// TRACEAUDIT_MEMORY_LIMIT environment variable if set, else the memory
 	// available (MemAvailable, or the cgroup limit).
 	MemoryLimit int64
+	// Shapes asks for operators' input shapes where the trace records them
+	// (Timeline.Shapes; PyTorch profiler traces made with record_shapes).
+	Shapes bool
 }
 
 // BytesPerEvent is the memory budget of one event while reading and
@@ -210,7 +213,7 @@ func openChrome(path string, size int64, gz bool, opts Options) (*timeline.Timel
 	}
 	defer f.Close()
 	src := timeline.Source{Path: path, Format: "chrome-trace"}
-	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents()}
+	copts := chrome.Options{Progress: opts.Progress, Warn: opts.Warn, MaxEvents: opts.maxEvents(), Shapes: opts.Shapes}
 	if !gz {
 		copts.Size = size
 		return chrome.Parse(f, src, copts)

@@ -29,13 +29,17 @@ var tableTitles = map[string]string{
 	"nvtx":    "host ranges (NVTX, record_function, ProfilerStep, DataLoader)",
 	"copies":  "GPU copies and memsets",
 	"os":      "OS runtime calls",
-	"ops":     "operators (torch.profiler's key_averages: self and total host time, GPU time launched under each)",
+	"ops":     "torch.profiler's key_averages() (operators, ranges, API calls, GPU work)",
 }
 
 // tableText writes an nsys-stats-style table: share, total, count, average,
 // median, min and max per name, by total time (copies add bytes and GB/s).
 func tableText(p *printer, t *stats.Table) {
-	p.line("%s: %s by total time, %s in %s", filepath.Base(t.File), tableTitles[t.Report], units.Dur(t.TotalNS), plural(len(t.Rows), "name"))
+	title, unit := tableTitles[t.Report], "name"
+	if t.GroupBy == "shape" {
+		title, unit = "torch.profiler's key_averages(group_by_input_shape=True)", "row"
+	}
+	p.line("%s: %s by total time, %s in %s", filepath.Base(t.File), title, units.Dur(t.TotalNS), plural(len(t.Rows), unit))
 	if len(t.Rows) == 0 {
 		if t.Report == "ops" {
 			p.line("(none recorded: operators come from the PyTorch profiler's CPU activity; an Nsight Systems export holds none)")
@@ -73,11 +77,15 @@ func opsText(p *printer, t *stats.Table) {
 		cuda += r.CUDASelfNS
 	}
 	p.line("%9s %10s %10s %10s %10s %10s %9s %10s %9s  %s", "self CPU%", "self CPU", "CPU total", "CPU avg", "CPU stddev", "self CUDA",
-		"self CUDA%", "CUDA total", "calls", "name")
+		"self CUDA%", "CUDA total", "calls", "name"+map[bool]string{true: "  input shapes"}[t.GroupBy == "shape"])
 	for _, r := range t.Rows {
 		row := fmt.Sprintf("%9s %10s %10s %10s %10s %10s %9s %10s %9s", units.Pct(r.Share), units.Dur(r.SelfNS), units.Dur(r.TotalNS),
 			units.Dur(r.AvgNS), units.Dur(r.StddevNS), units.Dur(r.CUDASelfNS), units.Pct(share(r.CUDASelfNS, cuda)),
 			units.Dur(r.CUDATotalNS), units.Count(r.Count))
+		if t.GroupBy == "shape" {
+			p.line("%s  %s  %s", styled(row), r.Name, r.InputShapes)
+			continue
+		}
 		p.line("%s  %s", styled(row), r.Name)
 	}
 	p.line("self CPU total %s, self CUDA total %s", units.Dur(t.TotalNS), units.Dur(cuda))
@@ -103,6 +111,10 @@ func tableCSV(w io.Writer, t *stats.Table) error {
 	if ops {
 		head = append(head, "self_ns", "cuda_self_ns", "cuda_total_ns")
 	}
+	byShape := t.GroupBy == "shape"
+	if byShape {
+		head = append(head, "input_shapes")
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -115,6 +127,9 @@ func tableCSV(w io.Writer, t *stats.Table) error {
 		}
 		if ops {
 			rec = append(rec, i64(r.SelfNS), i64(r.CUDASelfNS), i64(r.CUDATotalNS))
+		}
+		if byShape {
+			rec = append(rec, csvSafe(r.InputShapes))
 		}
 		if err := cw.Write(rec); err != nil {
 			return err

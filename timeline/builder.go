@@ -19,6 +19,7 @@ type Builder struct {
 	events   []Event
 	devices  []Device
 	colls    []pendingColl
+	shapes   []pendingShape
 	Observed Observed
 	// Unread is copied to Timeline.Unread.
 	Unread map[string]int
@@ -178,6 +179,11 @@ func (b *Builder) Build() (*Timeline, error) {
 			b.colls[i].track = remap[t]
 		}
 	}
+	for i := range b.shapes {
+		if t := b.shapes[i].track; int(t) < len(remap) {
+			b.shapes[i].track = remap[t]
+		}
+	}
 
 	// Ingesters usually deliver events in order already: check first, in
 	// O(n), and sort only when needed.
@@ -213,6 +219,9 @@ func (b *Builder) Build() (*Timeline, error) {
 	}
 	if len(b.colls) > 0 {
 		tl.Collectives = placeCollectives(tl.Events, b.colls)
+	}
+	if len(b.shapes) > 0 {
+		tl.Shapes = placeShapes(tl.Events, b.shapes)
 	}
 	slices.SortFunc(tl.Devices, func(x, y Device) int { return cmp.Compare(x.ID, y.ID) })
 	*b = Builder{}

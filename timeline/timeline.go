@@ -346,6 +346,9 @@ type Timeline struct {
 	// their collective, sorted by Event. Kernels with FlagComm and no entry
 	// are known from their names only.
 	Collectives []Collective
+	// Shapes are the operators' input shapes, sorted by Event, where the
+	// input records them and the reader was asked for them.
+	Shapes []OpShape
 	// Dist is the job the input says it belongs to.
 	Dist  Distributed
 	names []string

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -21,6 +22,9 @@ type Table struct {
 	File string `json:"file"`
 	// Report is the kind of table: kernels, api, nvtx, copies, os or ops.
 	Report string `json:"report"`
+	// GroupBy is "shape" where ops rows are one per operator and input
+	// shapes, "" where they are one per name.
+	GroupBy string `json:"group_by,omitempty"`
 	// TotalNS is the summed time of all rows (ops: their self host time,
 	// since an operator's total holds those it called).
 	TotalNS int64 `json:"total_ns"`
@@ -49,7 +53,23 @@ type Row struct {
 	SelfNS      int64 `json:"self_ns,omitempty"`
 	CUDASelfNS  int64 `json:"cuda_self_ns,omitempty"`
 	CUDATotalNS int64 `json:"cuda_total_ns,omitempty"`
+	// InputShapes are the operator's input shapes in an ops table grouped
+	// by shape, as PyTorch prints them ("[[64, 3], []]"; "[]": none).
+	InputShapes string `json:"input_shapes,omitempty"`
 }
+
+// TableOptions choose how NewTable names and groups rows.
+type TableOptions struct {
+	// FullNames keeps kernel names as the trace has them.
+	FullNames bool
+	// ByShape makes the ops table one row per operator name and input
+	// shapes, as key_averages(group_by_input_shape=True) does.
+	ByShape bool
+}
+
+// ErrNoShapes is returned for an ops table by shape of a trace that holds
+// no input shapes.
+var ErrNoShapes = errors.New("the trace records no input shapes (capture with torch.profiler.profile(record_shapes=True))")
 
 // NewTable builds the table of one kind: "kernels" (GPU kernels by name),
 // "api" (CUDA/HIP API calls by name, version suffixes such as _v3020
@@ -59,8 +79,10 @@ type Row struct {
 //
 // Kernel names are shortened as Nsight Systems shortens them
 // (timeline.ShortKernelName), so that a Chrome trace's table and an nsys
-// export's name a kernel alike; fullNames keeps them as the trace has them.
-func NewTable(tl *timeline.Timeline, kind string, fullNames bool) (*Table, error) {
+// export's name a kernel alike; o.FullNames keeps them as the trace has
+// them. o.ByShape applies to "ops" alone.
+func NewTable(tl *timeline.Timeline, kind string, o TableOptions) (*Table, error) {
+	fullNames := o.FullNames
 	var key func(e *timeline.Event) (string, bool)
 	kernel := func(e *timeline.Event) string {
 		if fullNames {
@@ -90,7 +112,10 @@ func NewTable(tl *timeline.Timeline, kind string, fullNames bool) (*Table, error
 			return "", false
 		}
 	case "ops":
-		return opsTable(tl), nil
+		if o.ByShape && len(tl.Shapes) == 0 {
+			return nil, ErrNoShapes
+		}
+		return opsTable(tl, o.ByShape, o.FullNames), nil
 	default:
 		return nil, fmt.Errorf("unknown report %q: want one of %s", kind, strings.Join(TableKinds, ", "))
 	}
@@ -153,7 +178,10 @@ func (t *Table) finish(part func(*Row) int64) {
 		if c := cmp.Compare(b.TotalNS, a.TotalNS); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Name, b.Name)
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.InputShapes, b.InputShapes)
 	})
 	for i := range t.Rows {
 		if t.TotalNS > 0 {

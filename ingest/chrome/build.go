@@ -60,6 +60,10 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 				hosts[[2]int64{k.a, k.b}] = true
 			}
 		}
+		for _, sh := range r.shapes {
+			e := timeline.Event{Start: sh.start + base, End: sh.end + base, Track: u.tracks[sh.track], Name: u.names[sh.name]}
+			b.AddShape(&e, sh.shape)
+		}
 		if len(u.events) > 0 {
 			runs = append(runs, u)
 		}

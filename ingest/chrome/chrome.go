@@ -65,6 +65,10 @@ type Options struct {
 	// memory available, so that a trace too large for the machine fails
 	// with a clear error instead of exhausting memory.
 	MaxEvents int64
+	// Shapes asks for the operators' input shapes (record_shapes=True
+	// writes them as "Input Dims") in Timeline.Shapes. Off by default: it
+	// costs a scan of every operator's arguments.
+	Shapes bool
 
 	bufSize int // read buffer size; 0: defaultBufSize (tests shrink it)
 }

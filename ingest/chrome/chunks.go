@@ -176,6 +176,7 @@ func (p *parser) start() {
 			defer p.wg.Done()
 			w := newWorker()
 			w.arena = &p.arena
+			w.shapes = p.opts.Shapes
 			for c := range p.jobs {
 				w.run(c)
 				close(c.done)
@@ -197,6 +198,7 @@ func (p *parser) mainWorker() *worker {
 	if p.main == nil {
 		p.main = newWorker()
 		p.main.arena = &p.arena
+		p.main.shapes = p.opts.Shapes
 	}
 	return p.main
 }

@@ -31,6 +31,7 @@ type chunkResult struct {
 	threads []threadName    // thread_name metadata, in input order
 	sizes   []corrSize      // copy sizes of HIP calls, by correlation
 	colls   []corrColl      // collective metadata of communication kernels, by correlation
+	shapes  []opShape       // operators' input shapes (Options.Shapes)
 	unknown map[string]*int // events skipped for their category
 	seen    seen
 
@@ -90,6 +91,14 @@ type threadName struct {
 
 type corrSize struct{ corr, size int64 }
 
+// opShape is an operator's "Input Dims", with the operator's chunk-local
+// times, track and name so that build can find it among sorted events.
+type opShape struct {
+	start, end  int64
+	track, name int32
+	shape       string
+}
+
 // corrColl is what Kineto recorded about a communication kernel's
 // collective, keyed by the kernel's correlation id.
 type corrColl struct {
@@ -120,9 +129,11 @@ type worker struct {
 	trackGen   []uint32
 	trackLocal []int32
 
-	arena   *arena           // where the sorted events go (nil: the heap)
-	scratch []timeline.Event // events of the chunk being parsed
-	sortBuf []timeline.Event // scratch of sortedCopy
+	arena   *arena            // where the sorted events go (nil: the heap)
+	shapes  bool              // read operators' input shapes (Options.Shapes)
+	shapeOf map[string]string // one copy of each shape text this worker read
+	scratch []timeline.Event  // events of the chunk being parsed
+	sortBuf []timeline.Event  // scratch of sortedCopy
 
 	gen  uint32
 	f    fields

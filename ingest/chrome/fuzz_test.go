@@ -52,7 +52,16 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("returned timeline does not validate: %v", verr)
 			}
 		}
-		tl2, err2 := Parse(bytes.NewReader(data), timeline.Source{}, Options{bufSize: 1 + int(size)%4096})
+		// The second parse also reads input shapes: they must not change
+		// the events, and each must name an operator.
+		tl2, err2 := Parse(bytes.NewReader(data), timeline.Source{}, Options{bufSize: 1 + int(size)%4096, Shapes: true})
+		if err2 == nil {
+			for _, s := range tl2.Shapes {
+				if tl2.Events[s.Event].Kind != timeline.KindOp {
+					t.Fatalf("shape %q on a %v event", s.Shape, tl2.Events[s.Event].Kind)
+				}
+			}
+		}
 		switch {
 		case (err == nil) != (err2 == nil):
 			t.Fatalf("result depends on the buffer size: %v vs %v", err, err2)

@@ -194,6 +194,9 @@ func (w *worker) complete(idx int, cat, name string) error {
 	} else {
 		e.Track = timeline.TrackID(w.track(trackKey{a: pid, b: tid}))
 	}
+	if w.shapes && e.Kind == timeline.KindOp {
+		w.readShape(idx, &e)
+	}
 	if c != catOp && c != catAnnotation {
 		if err := w.readArgs(idx, &e, info.hipCopy); err != nil {
 			return err
@@ -206,6 +209,78 @@ func (w *worker) complete(idx int, cat, name string) error {
 	}
 	w.res.events = append(w.res.events, e)
 	return nil
+}
+
+// readShape records operator e's "Input Dims", if it has them, in the
+// chunk's shapes, its text spaced as PyTorch prints input_shapes.
+func (w *worker) readShape(idx int, e *timeline.Event) {
+	var dims []byte
+	err := w.eachArg(idx, func(key []byte, v value) bool {
+		if view(key) == "Input Dims" {
+			if v.kind == kArray {
+				dims = v.raw(w.b)
+			}
+			return false
+		}
+		return true
+	})
+	if err != nil || dims == nil {
+		return // shapes are optional: a malformed args object loses them alone
+	}
+	text := spaceDims(dims)
+	if w.shapeOf == nil {
+		w.shapeOf = map[string]string{}
+	}
+	if s, ok := w.shapeOf[text]; ok {
+		text = s
+	} else {
+		w.shapeOf[text] = text
+	}
+	w.res.shapes = append(w.res.shapes, opShape{start: e.Start, end: e.End, track: int32(e.Track), name: int32(e.Name), shape: text})
+}
+
+// spaceDims writes a JSON array of shapes as PyTorch prints input_shapes:
+// no white space but one after each comma, and a list of tensors (a
+// TensorList input, whose shapes Kineto writes as a list of lists) as "[]".
+func spaceDims(raw []byte) string {
+	out := make([]byte, 0, len(raw)+len(raw)/4)
+	depth, elem := 0, 0 // elem: where the current input's text starts in out
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '[':
+			depth++
+			if depth == 2 {
+				elem = len(out)
+			}
+			if depth == 3 {
+				// A list of shapes: the input prints as "[]".
+				out = append(out[:elem], '[')
+				continue
+			}
+		case ']':
+			depth--
+			if depth >= 2 {
+				continue
+			}
+		case ',':
+			if depth >= 3 {
+				continue
+			}
+			if depth == 2 && len(out) > elem && out[elem] == '[' && elem+1 == len(out) {
+				continue // inside a list of shapes, between two of them
+			}
+			out = append(out, ',', ' ')
+			continue
+		default:
+			if depth >= 3 {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return string(out)
 }
 
 func isHostTag(m timeline.MemKind) bool { return m == timeline.MemPageable || m == timeline.MemPinned }

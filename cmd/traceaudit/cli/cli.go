@@ -233,6 +233,12 @@ const Stdin = "-"
 // A trace without any kernel or copy is unusable (ingest.Usable): the one
 // error line says what it holds, and its warnings are not shown.
 func load(ios *IO, path string) (*timeline.Timeline, error) {
+	return loadWith(ios, path, ingest.Options{})
+}
+
+// loadWith is load with what to read beyond the events (opts.Shapes); the
+// rest of opts is load's own.
+func loadWith(ios *IO, path string, want ingest.Options) (*timeline.Timeline, error) {
 	bar := progress.New(ios.Err, "reading "+path, ios.ErrTTY)
 	defer bar.Done()
 	// Ctrl-C stops reading at once, and an nsys export cleanly (its
@@ -251,6 +257,7 @@ func load(ios *IO, path string) (*timeline.Timeline, error) {
 			bar.Done()
 			fmt.Fprintln(ios.Err, "traceaudit: "+oneLine(msg))
 		},
+		Shapes: want.Shapes,
 	}
 	if path == Stdin && (ios.In == nil || ios.InTTY) {
 		return nil, usagef("-: standard input is a terminal: pipe a trace in (traceaudit analyze - < run.json)")

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/traceaudit/traceaudit/analyze/stats"
+	"github.com/traceaudit/traceaudit/ingest"
 	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/timeline/timelinetext"
 )
@@ -23,6 +26,8 @@ type StatsOptions struct {
 	Report string
 	// FullNames keeps kernel names as the trace has them.
 	FullNames bool
+	// GroupBy is "shape" for an ops table by input shapes, else "".
+	GroupBy string
 }
 
 // NewCmdStats builds `traceaudit stats`. runF replaces the run function in
@@ -40,13 +45,15 @@ nvtx (host ranges: NVTX, record_function, ProfilerStep, DataLoader), copies
 (memcpys by direction and memory kinds, with bytes, and memsets), os (OS
 runtime calls) or ops (PyTorch operators as the profiler's key_averages()
 table has them: calls, self and total CPU time, and the CUDA time of the
-kernels, copies and memsets launched under each, self and total). CSV and
+kernels, copies and memsets launched under each, self and total; with
+--group-by shape one row per operator and input shapes). CSV and
 JSON give times in nanoseconds. FILE "-" reads standard input.`,
 		Example: `  traceaudit stats run.sqlite
   traceaudit stats --report kernels run.pt.trace.json.gz
   traceaudit stats --report api --format csv run.sqlite > api.csv
   traceaudit stats --report copies --format json run.sqlite | jq '.rows[0]'
-  traceaudit stats --report ops run.pt.trace.json.gz`,
+  traceaudit stats --report ops run.pt.trace.json.gz
+  traceaudit stats --report ops --group-by shape run.pt.trace.json.gz`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			formats := []string{"text", "json"}
@@ -55,6 +62,9 @@ JSON give times in nanoseconds. FILE "-" reads standard input.`,
 					return usagef("--report %q: want one of %v", opts.Report, stats.TableKinds)
 				}
 				formats = append(formats, "csv")
+			}
+			if opts.GroupBy != "" && (opts.GroupBy != "shape" || opts.Report != "ops") {
+				return usagef("--group-by %q: only --report ops --group-by shape is known", opts.GroupBy)
 			}
 			if err := checkFormat(opts.Format, formats...); err != nil {
 				return err
@@ -69,14 +79,16 @@ JSON give times in nanoseconds. FILE "-" reads standard input.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "text", "output format: text or json (and csv with --report)")
 	cmd.Flags().StringVar(&opts.Report, "report", "", "print one full table: kernels, api, nvtx, copies, os or ops")
 	cmd.Flags().BoolVar(&opts.FullNames, "full-names", false, "kernels: the names as the trace has them (default: shortened as Nsight Systems shortens them, the same for both formats)")
+	cmd.Flags().StringVar(&opts.GroupBy, "group-by", "", "ops: shape for one row per operator and input shapes (traces made with record_shapes=True)")
 	cmd.Flags().BoolVar(&opts.DumpTimeline, "dump-timeline", false, "debugging: print the timeline as text (timelinetext, for analyzer test cases) instead of the summary")
 	completeValues(cmd, "format", []string{"text", "csv", "json"})
 	completeValues(cmd, "report", stats.TableKinds)
+	completeValues(cmd, "group-by", []string{"shape"})
 	return cmd
 }
 
 func statsRun(opts *StatsOptions) error {
-	tl, err := load(opts.IO, opts.File)
+	tl, err := loadWith(opts.IO, opts.File, ingest.Options{Shapes: opts.GroupBy == "shape"})
 	if err != nil {
 		return err
 	}
@@ -86,7 +98,10 @@ func statsRun(opts *StatsOptions) error {
 	if opts.Report == "" {
 		return emit(opts.IO, opts.Format, "", nil, report.ForStats(stats.Compute(tl)))
 	}
-	t, err := stats.NewTable(tl, opts.Report, opts.FullNames)
+	t, err := stats.NewTable(tl, opts.Report, stats.TableOptions{FullNames: opts.FullNames, ByShape: opts.GroupBy == "shape"})
+	if errors.Is(err, stats.ErrNoShapes) {
+		return fmt.Errorf("%s: --group-by shape: %w", opts.File, err)
+	}
 	if err != nil {
 		return usagef("--report: %v", err)
 	}
