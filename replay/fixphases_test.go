@@ -4,6 +4,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/traceaudit/traceaudit/analyze/model"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // TestPackCopiesVariant: the observed loop makes each small copy from
@@ -160,5 +163,30 @@ func TestFixPhasesPlannedFromFindings(t *testing.T) {
 	p = planOf(t, stepModelTrace("text-workers"))
 	if st := p.Step; st.SmallCopies != nil || st.Restart != nil || st.Churn != nil || st.ReadWorkNS != 0 {
 		t.Errorf("text-workers: %+v", st)
+	}
+}
+
+// TestCacheDataPlannedFromReads: the file reads of a loop that reads its
+// HDF5 data set off the disk on the main thread (fixtures/storage) are a
+// phase of the replay's step, in the other phase's host time; cache-data,
+// fixing storage-read, serves each at memory speed, as the step model
+// does, and its predicted speedup is the model's.
+func TestCacheDataPlannedFromReads(t *testing.T) {
+	p := planOf(t, testfix.Project("storage/s0_cold.nsys.sqlite"))
+	rd := p.Step.Reads
+	if rd == nil || rd.PerStep != 36 || rd.OtherNS < 5_000_000 || rd.OtherNS > p.Step.OtherNS || rd.CachedNS != model.CachedReadNS(4_817_152/36) {
+		t.Fatalf("reads %+v (other phase %d ns): want 36 a step, 5 ms or more of the other phase, each from memory as the model has it", rd, p.Step.OtherNS)
+	}
+	if s := rd.savedNS(); s < 4_000_000 || s > rd.OtherNS {
+		t.Errorf("cache-data saves %d ns of the %d ns of reads", s, rd.OtherNS)
+	}
+	var v *Variant
+	for i := range p.Variants {
+		if p.Variants[i].Name == CacheData {
+			v = &p.Variants[i]
+		}
+	}
+	if v == nil || v.FixFor == nil || *v.FixFor != "storage-read" || !v.Plan.CacheData || v.PredictedSpeedup < 1.3 {
+		t.Fatalf("variants %v: want cache-data fixing storage-read, predicting the model's gain", names(p))
 	}
 }

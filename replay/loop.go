@@ -448,6 +448,9 @@ func (l *loop) step(k int) (stepWork, error) {
 	if l.s.DeferReads {
 		other = max(0, other-time.Duration(st.ReadWorkNS))
 	}
+	if l.s.CacheData {
+		other = max(0, other-time.Duration(st.Reads.savedNS()))
+	}
 	burn(other)
 	l.lap(PhaseOther)
 	if err != nil {

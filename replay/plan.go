@@ -22,6 +22,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -136,6 +137,27 @@ type Phases struct {
 	// values computed on the GPU and read every SyncEvery steps, removes
 	// (as the step model has it).
 	ReadWorkNS int64 `json:"read_work_ns,omitempty"`
+	// Reads, when set, are the main thread's file reads in the other
+	// phase (a storage-read finding's): replayed there as host time, or,
+	// served from memory (Setup.CacheData), at CachedNS each.
+	Reads *Reads `json:"reads,omitempty"`
+}
+
+// Reads are a step's file reads on the main thread, in the other phase.
+type Reads struct {
+	// PerStep reads take OtherNS a step; from memory each takes CachedNS
+	// (model.CachedReadNS of its share of the bytes).
+	PerStep  int   `json:"per_step"`
+	OtherNS  int64 `json:"other_ns"`
+	CachedNS int64 `json:"cached_ns"`
+}
+
+// savedNS is what serving the reads from memory takes off the other phase.
+func (r *Reads) savedNS() int64 {
+	if r == nil {
+		return 0
+	}
+	return max(0, r.OtherNS-int64(r.PerStep)*r.CachedNS)
 }
 
 // ReadKeptNS is the host time no-sync leaves after each read-back: the
@@ -546,6 +568,21 @@ func planFixPhases(r *audit.Analysis, tl *timeline.Timeline, ix *index.Index, st
 	}
 	if fixFinding(r, NoSync, analyze.SeverityInfo) != nil {
 		st.ReadWorkNS = min(readWork(tl, ix), st.OtherNS)
+	}
+	if f := fixFinding(r, CacheData, analyze.SeverityWarning); f != nil {
+		var d fix.Reads
+		n := 0
+		for _, t := range ix.MainReadStarts {
+			if ix.InSteady(t) {
+				n++
+			}
+		}
+		n /= max(steps, 1)
+		if analyze.DecodeDetail(f, &d) && n >= 1 && d.ReadsPerStep >= 1 {
+			other := ix.MainReads.Intersect(ix.Buckets[index.Other]).Intersect(ix.SteadySet).Len() / int64(steps)
+			st.Reads = &Reads{PerStep: n, OtherNS: min(other, st.OtherNS),
+				CachedNS: model.CachedReadNS(d.BytesPerStep / int64(max(d.ReadsPerStep, 1)))}
+		}
 	}
 }
 

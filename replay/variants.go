@@ -25,6 +25,7 @@ const (
 	ReuseBuffers      = "reuse-buffers"
 	CUDAGraph         = "cuda-graph"
 	NoSync            = "no-sync"
+	CacheData         = "cache-data"
 	All               = "all"
 )
 
@@ -70,6 +71,7 @@ var fixes = []variantFix{
 	{PersistentWorkers, func(s *Setup, p *Plan) { s.PersistentWorkers = true }, analyze.SeverityWarning},
 	{KeepCache, func(s *Setup, p *Plan) { s.KeepCache = true }, analyze.SeverityWarning},
 	{ReuseBuffers, func(s *Setup, p *Plan) { s.ReuseBuffers = true }, analyze.SeverityWarning},
+	{CacheData, func(s *Setup, p *Plan) { s.CacheData = true }, analyze.SeverityWarning},
 	// Any launch-bound or sync-api finding, info included, plans its
 	// variant (design.md).
 	{CUDAGraph, func(s *Setup, p *Plan) { s.CUDAGraph = true }, analyze.SeverityInfo},
@@ -148,6 +150,9 @@ type Setup struct {
 	// every SyncEvery steps, so the host work on them goes
 	// (Phases.ReadWorkNS).
 	DeferReads bool `json:"defer_reads,omitempty"`
+	// CacheData: the step's file reads are served from memory
+	// (Phases.Reads).
+	CacheData bool `json:"cache_data,omitempty"`
 }
 
 // Variant is one way of running the step, as planned: what a run measures

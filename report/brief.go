@@ -161,15 +161,24 @@ func estimateOrigin(m *model.Model) string {
 	return fmt.Sprintf("the step model, fidelity %.2f", m.Fidelity)
 }
 
-// briefUnobservable names, one line each, what the trace could not show.
+// briefUnobservable names, one line each, what the trace could not show:
+// analyzers that cannot judge for the same reason share a line.
 func briefUnobservable(p *printer, r *audit.Analysis) {
 	if len(r.NotObservable) == 0 {
 		return
 	}
 	p.line("")
 	p.line("not observable in this trace:")
+	var order []string
+	ids := map[string][]string{}
 	for _, n := range r.NotObservable {
-		p.line("%s", fitLine("  "+n.ID+": "+n.Why, p.cols()))
+		if ids[n.Why] == nil {
+			order = append(order, n.Why)
+		}
+		ids[n.Why] = append(ids[n.Why], n.ID)
+	}
+	for _, why := range order {
+		p.line("%s", fitLine("  "+strings.Join(ids[why], ", ")+": "+why, p.cols()))
 	}
 }
 

@@ -117,6 +117,9 @@ func setupText(s replay.Setup) string {
 	if s.KeepCache {
 		p = append(p, "allocator cache kept")
 	}
+	if s.CacheData {
+		p = append(p, "reads from memory")
+	}
 	if s.CUDAGraph {
 		p = append(p, "CUDA graph")
 	}

@@ -161,3 +161,15 @@ func IsMunmapLike(name string) bool {
 	}
 	return false
 }
+
+// IsFileRead reports whether an OS runtime call reads a file or waits for
+// reads it submitted: the read family (read, pread64, preadv, fread) and
+// the asynchronous interfaces (io_uring_enter, io_getevents, aio_*).
+func IsFileRead(name string) bool {
+	switch name {
+	case "read", "pread", "pread64", "readv", "preadv", "preadv2", "preadv64", "fread", "fread_unlocked",
+		"io_uring_enter", "io_getevents", "aio_read", "aio_read64", "aio_suspend", "aio_suspend64":
+		return true
+	}
+	return false
+}

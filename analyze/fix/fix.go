@@ -108,3 +108,12 @@ type Churn struct {
 	// finding's wasted time).
 	IdleNSPerStep int64 `detail:"idle_ns_per_step"`
 }
+
+// Reads is what a storage-read finding tells its fix: the file reads a
+// step makes on the threads that feed the GPU, their time, and the bytes
+// they bring (estimated where the trace records no sizes; 0: unknown).
+type Reads struct {
+	ReadsPerStep  float64 `detail:"reads_per_step"`
+	ReadNSPerStep int64   `detail:"read_ns_per_step"`
+	BytesPerStep  int64   `detail:"bytes_per_step"`
+}

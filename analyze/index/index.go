@@ -10,6 +10,7 @@ package index
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -142,6 +143,10 @@ type Index struct {
 	// synchronising calls (with the waits inside copy calls before and
 	// after their transfer), OS memory calls and data-loading ranges.
 	MainCopyCalls, MainSyncCalls, MainOSCalls, MainData ivl.Set
+	// MainReads are the main thread's file reads (timeline.IsFileRead),
+	// and MainReadStarts their start times in order, to count them.
+	MainReads      ivl.Set
+	MainReadStarts []int64
 	// Buckets are the disjoint sets of the two-clock split, over the whole
 	// trace except Other, which is within the steady steps only.
 	Buckets [NumBuckets]ivl.Set
@@ -388,6 +393,7 @@ func (ix *Index) buildSets() {
 		return hugepage.Make[ivl.Interval](0, n)
 	}
 	cc, sc, oc, dr := room(ncc), room(nsc), room(noc), room(ndr)
+	var rd []ivl.Interval
 	for _, i := range main {
 		e := &tl.Events[i]
 		iv := ivl.Interval{Start: e.Start, End: e.End}
@@ -402,8 +408,13 @@ func (ix *Index) buildSets() {
 				sc = append(sc, iv)
 			}
 		case timeline.KindOS:
-			if IsMemoryOSCall(tl.Name(e.Name)) {
+			name := tl.Name(e.Name)
+			if IsMemoryOSCall(name) {
 				oc = append(oc, iv)
+			}
+			if timeline.IsFileRead(name) {
+				rd = append(rd, iv)
+				ix.MainReadStarts = append(ix.MainReadStarts, e.Start)
 			}
 		case timeline.KindRange:
 			if ix.IsData(e) {
@@ -415,6 +426,15 @@ func (ix *Index) buildSets() {
 	ix.AnyKernel = ix.Kernels.Union(ix.Comm)
 	ix.MainCopyCalls, ix.MainSyncCalls = ivl.Union(cc), ivl.Union(sc)
 	ix.MainOSCalls, ix.MainData = ivl.Union(oc), ivl.Union(dr)
+	ix.MainReads = ivl.Union(rd)
+	slices.Sort(ix.MainReadStarts)
+}
+
+// MainReadsIn counts the main thread's file reads that start in [lo, hi).
+func (ix *Index) MainReadsIn(lo, hi int64) int {
+	a, _ := slices.BinarySearch(ix.MainReadStarts, lo)
+	b, _ := slices.BinarySearch(ix.MainReadStarts, hi)
+	return b - a
 }
 
 // SplitCopyCall divides a copy call's host time into the part while its

@@ -58,6 +58,9 @@ type node struct {
 	gap              int64 // host time since the thread's previous call ended
 	gapData, gapOS   int64 // of which in data-loading ranges, in OS memory calls
 	gapRestart       int64 // of which the loader starting again at an epoch boundary
+	gapRead          int64 // of which in file reads (index.Index.MainReads)
+	gapReadData      int64 // of which in file reads inside data-loading ranges
+	gapReads         int32 // file reads that start in the gap
 	gapEvents        int32 // profiler events recorded in the gap
 	blocking         bool  // returns only when the GPU work wait has ended
 	wait             int32 // that GPU work's node, or -1
@@ -178,6 +181,7 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 	nodeOf := make(map[int32]int32, ix.Count[timeline.KindAPI])
 
 	restarts := ix.Restarts()
+	readsInData := ix.MainReads.Intersect(ix.MainData)
 
 	// Calls, thread by thread, with the host time between them.
 	g.tail = make([]int64, len(threads))
@@ -214,6 +218,11 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 			if isMain {
 				n.gapData = ix.MainData.Covered(prevEnd, e.Start)
 				n.gapOS = ix.MainOSCalls.Covered(prevEnd, e.Start)
+				if len(ix.MainReadStarts) > 0 {
+					n.gapRead = ix.MainReads.Covered(prevEnd, e.Start)
+					n.gapReadData = readsInData.Covered(prevEnd, e.Start)
+					n.gapReads = int32(ix.MainReadsIn(prevEnd, e.Start))
+				}
 				for _, r := range restarts {
 					n.gapRestart += max(0, min(e.Start, r.End)-max(prevEnd, r.Start))
 				}

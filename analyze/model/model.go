@@ -32,6 +32,7 @@ const (
 	KeepCache         = "keep-cache"
 	ReuseBuffers      = "reuse-buffers"
 	CUDAGraph         = "cuda-graph"
+	CacheData         = "cache-data"
 	All               = "all"
 	maxWorkers        = 32
 	workersWithinBest = 1.05
@@ -237,7 +238,7 @@ type transform struct {
 // order.
 func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	var pageable, htod, small, syncs, allocs, launches int
-	var data, osTime, restart int64
+	var data, osTime, restart, htodBytes, reads int64
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if nd.gpu {
@@ -246,6 +247,9 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 		switch {
 		case nd.copy == htodKind:
 			htod++
+			if nd.lane == g.mainLane {
+				htodBytes += nd.bytes
+			}
 			if nd.pageable {
 				pageable++
 			}
@@ -263,8 +267,10 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 			data += nd.gapData
 			osTime += nd.gapOS
 			restart += nd.gapRestart
+			reads += int64(nd.gapReads)
 		}
 	}
+	cached := cachedRead(htodBytes, reads)
 	per := func(n int) float64 { return float64(n) / float64(g.steps) }
 	var out []transform
 	add := func(ok bool, name string, set func(*costs)) {
@@ -284,9 +290,32 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	add(syncs > 0, NoSync, func(c *costs) { c.noSync = true })
 	add(allocs > 0, KeepCache, func(c *costs) { c.keepCache = true })
 	add(osTime > 0, ReuseBuffers, func(c *costs) { c.reuseBuffers = true })
+	add(reads > 0, CacheData, func(c *costs) { c.cachedReadNS = cached })
 	add(per(launches) >= 20, CUDAGraph, func(c *costs) { c.cudaGraph = true })
 	return out
 }
+
+// Reads served from memory (cache-data): a call's own cost, and the
+// bandwidth of one thread reading from the page cache (docs/step-model.md).
+const (
+	readCallNS    = 5_000
+	cacheReadGBps = 5
+)
+
+// cachedRead is the time of one file read served from memory. Nsight
+// Systems records no read sizes: a read is taken to bring its share of the
+// bytes the main thread copies to the GPU in the window (the batch it
+// reads is the batch it copies), and none where it copies nothing.
+func cachedRead(htodBytes, reads int64) int64 {
+	if reads == 0 {
+		return CachedReadNS(0)
+	}
+	return CachedReadNS(htodBytes / reads)
+}
+
+// CachedReadNS is the time of one file read of the given size served from
+// memory, as cache-data has it (the replay's variant takes the same).
+func CachedReadNS(bytes int64) int64 { return readCallNS + bytes/cacheReadGBps }
 
 // warmFetch is, for a loader that restarts at epoch boundaries, the data
 // wait of a fetch from workers kept alive: the shortest fetch outside the

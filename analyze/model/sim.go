@@ -52,6 +52,9 @@ type costs struct {
 	keepCache    bool  // no device allocation calls in steps
 	cudaGraph    bool  // launches replayed from a graph
 	packCopies   bool  // small host-to-device copies packed into one pinned copy
+	// cachedReadNS, when above 0, is the time of a file read served from
+	// memory (cache-data): each read in a gap takes this instead.
+	cachedReadNS int64
 	pinnedGBps   float64
 	pool         pool
 }
@@ -280,6 +283,13 @@ func (c *costs) gap(nd *node) int64 {
 	gap := nd.gap - int64(nd.gapEvents)*c.profilerNS
 	if c.reuseBuffers {
 		gap -= nd.gapOS
+	}
+	if c.cachedReadNS > 0 && nd.gapRead > 0 {
+		read := nd.gapRead
+		if c.workers > 0 {
+			read -= nd.gapReadData // the pool's fetches replace the reads in data ranges
+		}
+		gap -= max(0, read-int64(nd.gapReads)*c.cachedReadNS)
 	}
 	if c.noSync && nd.afterRead && nd.gapData == 0 {
 		// The values read back are computed on the GPU and read every N

@@ -14,6 +14,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/passes/gpuidle"
 	"github.com/traceaudit/traceaudit/analyze/passes/launchbound"
 	"github.com/traceaudit/traceaudit/analyze/passes/munmap"
+	"github.com/traceaudit/traceaudit/analyze/passes/storageread"
 	"github.com/traceaudit/traceaudit/analyze/passes/syncapi"
 	"github.com/traceaudit/traceaudit/analyze/passes/syncmemcpy"
 )
@@ -24,6 +25,7 @@ var Default = []*analyze.Analyzer{
 	dataloader.Analyzer,
 	syncmemcpy.Analyzer,
 	munmap.Analyzer,
+	storageread.Analyzer,
 	copyserial.Analyzer,
 	syncapi.Analyzer,
 	launchbound.Analyzer,

@@ -39,9 +39,9 @@ Cost: O(n log n).`,
 	Observable: func(p *analyze.Pass) (bool, string) {
 		if o := p.Timeline.Observed; !o.OSCalls {
 			if !o.CanOSCalls {
-				return false, "this trace's profiler does not record OS runtime calls (the PyTorch profiler never does): capture with nsys profile --trace=cuda,nvtx,osrt to see munmap"
+				return false, hostact.NoOSCallsProfiler
 			}
-			return false, "the profile has no OS runtime calls: capture with nsys profile --trace=cuda,nvtx,osrt"
+			return false, hostact.NoOSCalls
 		}
 		if why := hiddenMunmap(p); why != "" {
 			return false, why
@@ -71,18 +71,6 @@ const GlibcMmapMax = 32 << 20
 // per ns), page faults included: a few GB/s, 10 at most.
 const writeGBps = 10
 
-// feeders are the threads that launch kernels or copies in steady steps.
-func feeders(tl *timeline.Timeline, ix *index.Index) map[timeline.TrackID]bool {
-	out := map[timeline.TrackID]bool{}
-	for i := range tl.Events {
-		e := &tl.Events[i]
-		if e.Kind == timeline.KindAPI && (e.API == timeline.APILaunch || e.API.IsCopy()) && ix.InSteady(e.Start) {
-			out[e.Track] = true
-		}
-	}
-	return out
-}
-
 // hiddenMunmap is why munmap stalls cannot be judged in a trace with OS
 // calls: the threads that feed the GPU copy pageable buffers of
 // GlibcMmapMax or more to the device in steady steps, and no munmap-like
@@ -92,7 +80,7 @@ func feeders(tl *timeline.Timeline, ix *index.Index) map[timeline.TrackID]bool {
 func hiddenMunmap(p *analyze.Pass) string {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	feed := feeders(tl, ix)
+	feed := hostact.Feeders(tl, ix)
 	var biggest int64
 	for i := range tl.Events {
 		e := &tl.Events[i]
@@ -127,7 +115,7 @@ func hiddenMunmap(p *analyze.Pass) string {
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
 	tl := p.Timeline
-	feeders := feeders(tl, ix)
+	feeders := hostact.Feeders(tl, ix)
 	var calls []int32
 	var sum int64
 	for i := range tl.Events {

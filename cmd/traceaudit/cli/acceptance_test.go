@@ -84,6 +84,11 @@ func TestExpertVerdictsOnRealTraces(t *testing.T) {
 		{path: testfix.Project("m0_munmap.nsys.sqlite"), warn: []string{"munmap-stall", "sync-memcpy"}},
 		{path: testfix.Project("m0_munmap.pt.trace.json.gz"), warn: []string{"sync-memcpy"}, unobservable: []string{"munmap-stall"}},
 		{path: testfix.Project("m1_reuse.nsys.sqlite"), notWarn: []string{"munmap-stall", "sync-memcpy", "dataloader-wait"}},
+		// An HDF5 data set read on the main thread, its pages dropped from
+		// the cache each epoch, and the same loop with the file cached.
+		{path: testfix.Project("storage/s0_cold.nsys.sqlite"), warn: []string{"storage-read"}},
+		{path: testfix.Project("storage/s1_warm.nsys.sqlite"), absent: []string{"storage-read"}},
+		{path: testfix.Project("storage/s0_cold.pt.trace.json.gz"), unobservable: []string{"storage-read"}},
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {

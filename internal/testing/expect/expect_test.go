@@ -36,13 +36,16 @@ func load(t *testing.T) []*Entry {
 var sharedSubs = []string{"chrome", "nsys", "h200", "h200-ddp"}
 
 // realTraces lists every real trace the expectations must cover, as
-// entry names: the shared corpus (when present) and fixtures/.
+// entry names: the shared corpus (when present), fixtures/ and
+// fixtures/storage/.
 func realTraces(t *testing.T) (names []string, sharedPresent bool) {
 	t.Helper()
-	for _, pat := range []string{"*.json.gz", "*.sqlite"} {
-		m, _ := filepath.Glob(filepath.Join(testfix.Root(), "fixtures", pat))
-		for _, p := range m {
-			names = append(names, "fixtures/"+filepath.Base(p))
+	for _, sub := range []string{"", "storage"} {
+		for _, pat := range []string{"*.json.gz", "*.sqlite"} {
+			m, _ := filepath.Glob(filepath.Join(testfix.Root(), "fixtures", sub, pat))
+			for _, p := range m {
+				names = append(names, filepath.ToSlash(filepath.Join("fixtures", sub, filepath.Base(p))))
+			}
 		}
 	}
 	base := os.Getenv("TRACEAUDIT_SHARED")

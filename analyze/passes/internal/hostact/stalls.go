@@ -27,3 +27,23 @@ func Stalls(tl *timeline.Timeline, ix *index.Index, calls []int32, busy ivl.Set,
 	}
 	return wasted, cands
 }
+
+// Feeders are the threads that launch kernels or copies in steady steps:
+// an OS call of theirs delays the GPU's next work.
+func Feeders(tl *timeline.Timeline, ix *index.Index) map[timeline.TrackID]bool {
+	out := map[timeline.TrackID]bool{}
+	for i := range tl.Events {
+		e := &tl.Events[i]
+		if e.Kind == timeline.KindAPI && (e.API == timeline.APILaunch || e.API.IsCopy()) && ix.InSteady(e.Start) {
+			out[e.Track] = true
+		}
+	}
+	return out
+}
+
+// Why an analyzer of OS calls cannot judge a trace without them: one text
+// for all, so that a report names the reason once.
+const (
+	NoOSCallsProfiler = "this trace's profiler does not record OS runtime calls (the PyTorch profiler never does): capture with nsys profile --trace=cuda,nvtx,osrt"
+	NoOSCalls         = "the profile has no OS runtime calls: capture with nsys profile --trace=cuda,nvtx,osrt"
+)
