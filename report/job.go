@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -80,13 +82,19 @@ func jobBrief(p *printer, j *job.Analysis) {
 	}
 	p.line("")
 	p.line("%-6s %-4s %-8s %-10s %-21s %-16s %s", "rank", "GPU", "pid", "mean step", "verdict", "wait per step", "top finding")
-	for _, r := range j.Ranks {
+	shown := briefRanks(j)
+	for _, r := range shown {
 		mark := ""
 		if s := j.Job.Straggler; s != nil && s.Rank == *r.Rank {
 			mark = " *"
 		}
 		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-10s %-21s %-16s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
 			units.Dur(r.Steps.MeanNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), p.cols()))
+	}
+	if more := len(j.Ranks) - len(shown); more > 0 {
+		for _, l := range wrap(moreRanks(j, more), p.cols()) {
+			p.line("%s", l)
+		}
 	}
 	for _, l := range wrap(jobLegend(j), p.cols()) {
 		p.line("%s", l)
@@ -111,6 +119,56 @@ func jobBrief(p *printer, j *job.Analysis) {
 	p.line("")
 	p.line("%s", fitLine(fmt.Sprintf("── %s: %s ──", focusTitle(j, focus), filepath.Base(focus.File)), p.cols()))
 	briefBody(p, focus.Analysis)
+}
+
+// MaxBriefRanks is how many ranks the brief text lists: a larger job shows
+// the straggler and the ranks that wait least for the others (those the
+// others wait for), and sums up the rest.
+const MaxBriefRanks = 8
+
+// briefRanks are the ranks the brief text lists, in rank order.
+func briefRanks(j *job.Analysis) []*job.Rank {
+	if len(j.Ranks) <= MaxBriefRanks {
+		return j.Ranks
+	}
+	order := slices.Clone(j.Ranks)
+	straggler := func(r *job.Rank) bool { return j.Job.Straggler != nil && j.Job.Straggler.Rank == *r.Rank }
+	slices.SortStableFunc(order, func(a, b *job.Rank) int {
+		if sa, sb := straggler(a), straggler(b); sa != sb {
+			if sa {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(a.WaitNSPerStep, b.WaitNSPerStep); c != 0 {
+			return c
+		}
+		return cmp.Compare(*a.Rank, *b.Rank)
+	})
+	order = order[:MaxBriefRanks]
+	slices.SortFunc(order, func(a, b *job.Rank) int { return cmp.Compare(*a.Rank, *b.Rank) })
+	return order
+}
+
+// moreRanks sums up the ranks the brief text leaves out: their mean steps
+// and waits, least, median and most.
+func moreRanks(j *job.Analysis, n int) string {
+	shown := map[int]bool{}
+	for _, r := range briefRanks(j) {
+		shown[*r.Rank] = true
+	}
+	var steps, waits []int64
+	for _, r := range j.Ranks {
+		if !shown[*r.Rank] {
+			steps, waits = append(steps, r.Steps.MeanNS), append(waits, r.WaitNSPerStep)
+		}
+	}
+	spread := func(v []int64) string {
+		slices.Sort(v)
+		return fmt.Sprintf("%s to %s (median %s)", units.Dur(v[0]), units.Dur(v[len(v)-1]), units.Dur(v[len(v)/2]))
+	}
+	return fmt.Sprintf("... %s not listed: mean step %s, wait per step %s; --verbose lists every rank",
+		plural(n, "rank"), spread(steps), spread(waits))
 }
 
 // jobMarkdown writes a job for a pull request: verdict, ranks table,

@@ -82,7 +82,7 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 		return err
 	}
 	measured := commit()
-	inputs, err := prepare(out, shared, skip1g, quick, only)
+	inputs, err := prepare(out, shared, bin, skip1g, quick, only)
 	if err != nil {
 		return err
 	}
@@ -99,6 +99,16 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 			cmds = append(cmds,
 				command{"baseline stats (ingest)", []string{baseline, "stats", "--format", "json", in.path}},
 				command{"baseline analyze", []string{baseline, "analyze", "--format", "json", in.path}})
+		}
+		if in.kind == "rank-json" {
+			files, err := rankFiles(in.path)
+			if err != nil {
+				return err
+			}
+			cmds = []command{{"traceaudit job", append([]string{bin, "job", "--format", "json"}, files...)}}
+			if baseline != "" {
+				cmds = append(cmds, command{"baseline job", append([]string{baseline, "job", "--format", "json"}, files...)})
+			}
 		}
 		if in.kind == "chrome-ranks" || in.name == rankLargest {
 			// stats reads one file; the folder is a job to analyze
@@ -119,7 +129,7 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 }
 
 // prepare generates the inputs that are missing and returns those to run.
-func prepare(out, shared string, skip1g, quick bool, only *regexp.Regexp) ([]input, error) {
+func prepare(out, shared, bin string, skip1g, quick bool, only *regexp.Regexp) ([]input, error) {
 	chromeSrc := filepath.Join("fixtures", "r0_baseline.pt.trace.json.gz")
 	nsysSrc := filepath.Join(shared, "fixtures", "h200", "r0_baseline.nsys.sqlite")
 	scale := 1.0
@@ -182,6 +192,13 @@ func prepare(out, shared string, skip1g, quick bool, only *regexp.Regexp) ([]inp
 			return nil, fmt.Errorf("%s: %w", rankFolder, err)
 		}
 		keep = append(keep, ranks...)
+	}
+	if only == nil || only.MatchString(jobInput(jobRanks[0])) {
+		jobs, err := jobInputs(out, bin)
+		if err != nil {
+			return nil, fmt.Errorf("job inputs: %w", err)
+		}
+		keep = append(keep, jobs...)
 	}
 	return keep, nil
 }

@@ -115,11 +115,11 @@ func gunzippedSize(path string) (int64, error) {
 // Rank folder benchmark: a job of rankCount ranks tiled to rankBytes each,
 // analysed as a folder, and its largest rank alone for comparison.
 const (
-	rankCount = 16
-	rankBytes = 60e6
+	rankCount = 64
+	rankBytes = 15e6
 	// rankFolder and rankLargest name the two inputs.
-	rankFolder  = "chrome-16-ranks"
-	rankLargest = "chrome-16-ranks, its largest rank"
+	rankFolder  = "chrome-64-ranks"
+	rankLargest = "chrome-64-ranks, its largest rank"
 )
 
 // rankInputs generates the rank folder if it is missing, and returns it and

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -32,6 +34,37 @@ func TestTileRanks(t *testing.T) {
 	for i, r := range j.Ranks {
 		if *r.Rank != i || r.Steps.Count < 6 {
 			t.Errorf("rank %d: %d steps", *r.Rank, r.Steps.Count)
+		}
+	}
+}
+
+// TestWriteRankDocs: the reduce benchmark's rank analyses alternate the
+// sources and carry their own rank of the job's world size.
+func TestWriteRankDocs(t *testing.T) {
+	dir := t.TempDir()
+	docs := []map[string]any{{"file": "a"}, {"file": "b"}}
+	if err := writeRankDocs(dir, docs, 5); err != nil {
+		t.Fatal(err)
+	}
+	files, err := rankFiles(dir)
+	if err != nil || len(files) != 5 {
+		t.Fatalf("%d files (%v), want 5", len(files), err)
+	}
+	for r, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var d struct {
+			File      string `json:"file"`
+			Rank      int    `json:"rank"`
+			WorldSize int    `json:"world_size"`
+		}
+		if err := json.Unmarshal(b, &d); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"a", "b"}[r%2]; d.File != want || d.Rank != r || d.WorldSize != 5 {
+			t.Errorf("%s: %+v, want file %s, rank %d of 5", f, d, want, r)
 		}
 	}
 }

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/testing/golden"
+	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
@@ -351,5 +353,59 @@ func TestJobDiffLooseSteps(t *testing.T) {
 		if strings.Contains(w, "within what these steps can tell") {
 			t.Errorf("straggler -> balanced (8.90x): %q", w)
 		}
+	}
+}
+
+// A job of 40 ranks (d0's two rank analyses, their rank ids rewritten)
+// prints in a screen: the straggler and the ranks that wait least among
+// MaxBriefRanks rows, the rest summed up in a line; --verbose lists all.
+func TestJobBriefOfManyRanks(t *testing.T) {
+	dir := t.TempDir()
+	var docs []map[string]any
+	for _, r := range d0Ranks {
+		out, errOut, code := run(t, "analyze", "--format", "json", r)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var d map[string]any
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	const ranks = 40
+	var files []string
+	for r := range ranks {
+		d := docs[r%2]
+		d["rank"], d["world_size"] = r, ranks
+		b, err := json.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("rank-%02d.json", r))
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, p)
+	}
+	brief, errOut, code := run(t, append([]string{"job"}, files...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(brief), "\n")
+	rows := 0
+	for _, l := range lines {
+		if f := strings.Fields(l); len(f) > 1 && (f[1] == "*" || f[1] == "1" || f[1] == "0") && f[0] != "rank" {
+			rows++
+		}
+	}
+	if len(lines) > 60 || rows != report.MaxBriefRanks || !strings.Contains(brief, "1 *") ||
+		!strings.Contains(brief, "32 ranks not listed") {
+		t.Errorf("brief of %d ranks: %d lines, %d rank rows, want at most 60 and %d rows with the straggler, the rest summed up:\n%s",
+			ranks, len(lines), rows, report.MaxBriefRanks, brief)
+	}
+	verbose, _, _ := run(t, append([]string{"job", "--verbose"}, files...)...)
+	if !strings.Contains(verbose, "\n39 ") || strings.Contains(verbose, "not listed") {
+		t.Errorf("--verbose should list every rank")
 	}
 }
