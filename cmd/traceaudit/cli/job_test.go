@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/traceaudit/traceaudit/internal/testing/golden"
-	"github.com/traceaudit/traceaudit/report"
 	"github.com/traceaudit/traceaudit/internal/testing/testfix"
+	"github.com/traceaudit/traceaudit/report"
 )
 
 var (
