@@ -190,3 +190,22 @@ func TestCacheDataPlannedFromReads(t *testing.T) {
 		t.Fatalf("variants %v: want cache-data fixing storage-read, predicting the model's gain", names(p))
 	}
 }
+
+// TestFewerCollectivesPlanned: DDP with 1 MB buckets (fixtures/k0): the
+// host time that issuing 384 all-reduces a step costs beyond 16 of 25 MiB
+// is a phase the variant leaves out, with the model's prediction.
+func TestFewerCollectivesPlanned(t *testing.T) {
+	p := planOf(t, testfix.Project("k0_ddp_bucket1mb.rank0.pt.trace.json.gz"))
+	if p.Step.IssueSavedNS < 10_000_000 || p.Step.IssueSavedNS > p.ObservedStepMeanNS/2 {
+		t.Errorf("issue time saved %d ns of a %d ns step", p.Step.IssueSavedNS, p.ObservedStepMeanNS)
+	}
+	for _, v := range p.Variants {
+		if v.Name == FewerCollectives {
+			if v.FixFor == nil || *v.FixFor != "comm-small" || !v.Plan.FewerCollectives || v.PredictedSpeedup < 1.1 || v.ModelStepNS <= 0 {
+				t.Errorf("fewer-collectives %+v", v)
+			}
+			return
+		}
+	}
+	t.Fatalf("variants %v: want fewer-collectives", names(p))
+}

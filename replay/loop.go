@@ -451,6 +451,9 @@ func (l *loop) step(k int) (stepWork, error) {
 	if l.s.CacheData {
 		other = max(0, other-time.Duration(st.Reads.savedNS()))
 	}
+	if l.s.FewerCollectives {
+		other = max(0, other-time.Duration(st.IssueSavedNS))
+	}
 	burn(other)
 	l.lap(PhaseOther)
 	if err != nil {
@@ -506,6 +509,12 @@ func (l *loop) launchPhase(lb *Launches) error {
 		return r.ex.LaunchGraph(r.compute, l.graph)
 	}
 	t0, every := time.Now(), time.Duration(lb.IntervalNS)
+	if l.s.FewerCollectives {
+		// The issue time the other phase could not hold was paced
+		// between the launches: it goes from each interval.
+		rest := max(0, l.r.p.Step.IssueSavedNS-l.r.p.Step.OtherNS)
+		every = max(time.Duration(lb.KernelNS), every-time.Duration(rest/int64(max(lb.Kernels, 1))))
+	}
 	return r.ex.ComputeEach(r.compute, r.kernelSpin, lb.Kernels, func(i int) {
 		burnUntil(t0.Add(time.Duration(i+1) * every))
 	})

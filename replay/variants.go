@@ -26,6 +26,7 @@ const (
 	CUDAGraph         = "cuda-graph"
 	NoSync            = "no-sync"
 	CacheData         = "cache-data"
+	FewerCollectives  = "fewer-collectives"
 	All               = "all"
 )
 
@@ -72,6 +73,7 @@ var fixes = []variantFix{
 	{KeepCache, func(s *Setup, p *Plan) { s.KeepCache = true }, analyze.SeverityWarning},
 	{ReuseBuffers, func(s *Setup, p *Plan) { s.ReuseBuffers = true }, analyze.SeverityWarning},
 	{CacheData, func(s *Setup, p *Plan) { s.CacheData = true }, analyze.SeverityWarning},
+	{FewerCollectives, func(s *Setup, p *Plan) { s.FewerCollectives = true }, analyze.SeverityWarning},
 	// Any launch-bound or sync-api finding, info included, plans its
 	// variant (design.md).
 	{CUDAGraph, func(s *Setup, p *Plan) { s.CUDAGraph = true }, analyze.SeverityInfo},
@@ -153,6 +155,10 @@ type Setup struct {
 	// CacheData: the step's file reads are served from memory
 	// (Phases.Reads).
 	CacheData bool `json:"cache_data,omitempty"`
+	// FewerCollectives: the step's collectives are issued as fewer,
+	// larger ones, which saves the host their issue time
+	// (Phases.IssueSavedNS).
+	FewerCollectives bool `json:"fewer_collectives,omitempty"`
 }
 
 // Variant is one way of running the step, as planned: what a run measures

@@ -120,6 +120,9 @@ func setupText(s replay.Setup) string {
 	if s.CacheData {
 		p = append(p, "reads from memory")
 	}
+	if s.FewerCollectives {
+		p = append(p, "fewer, larger collectives")
+	}
 	if s.CUDAGraph {
 		p = append(p, "CUDA graph")
 	}

@@ -178,10 +178,11 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	if len(ix.MainData) == 0 {
 		r.Unrecorded = append(r.Unrecorded, index.Data.String())
 	}
-	r.Collectives = collectives(res.ResultOf[comm.Analyzer].(*comm.Index))
+	cx := res.ResultOf[comm.Analyzer].(*comm.Index)
+	r.Collectives = collectives(cx)
 	identity(r, ix)
 	if ix.NotSteady == "" {
-		r.Model = stepModel(ix, r.Findings, cfg, resizer(tl, cfg, res.ResultOf, all))
+		r.Model = stepModel(ix, cx, r.Findings, cfg, resizer(tl, cfg, res.ResultOf, all))
 	}
 	return r, nil
 }

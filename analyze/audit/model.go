@@ -4,8 +4,10 @@ import (
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -29,7 +31,7 @@ func TransformOf(f *analyze.Finding) string {
 // stepModel simulates the steady step and the fixes the findings call for,
 // then takes each finding's estimate from its fix's simulation where the
 // model reproduces the trace; other estimates stay bounds, marked so.
-func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, int)) *model.Model {
+func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, int)) *model.Model {
 	planned := map[string]string{}
 	running, paced := 0, false
 	for i := range findings {
@@ -51,8 +53,12 @@ func stepModel(ix *index.Index, findings []analyze.Finding, cfg *analyze.Config,
 				f.Severity >= analyze.SeverityWarning && f.OneOff == ""
 		}
 	}
-	m := model.Build(ix, model.Options{ProfilerEventNS: cfg.ProfilerEventNS, UnprofiledStepNS: cfg.UnprofiledStepNS, PinnedGBps: cfg.PinnedGBps,
-		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned})
+	o := model.Options{ProfilerEventNS: cfg.ProfilerEventNS, UnprofiledStepNS: cfg.UnprofiledStepNS, PinnedGBps: cfg.PinnedGBps,
+		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned}
+	if id, ok := planned[model.FewerCollectives]; ok && cx != nil {
+		o.Issue, o.IssueCut = issueCut(ix, cx, findings, id)
+	}
+	m := model.Build(ix, o)
 	if m == nil {
 		return nil
 	}
@@ -126,4 +132,23 @@ func uncovered(f *analyze.Finding, m *model.Model) float64 {
 		}
 	}
 	return out
+}
+
+// issueCut is what fewer-collectives takes from the step: the host time
+// that issues the steady collectives, per thread, and the share of it that
+// the finding's fewer, larger collectives save (1 - n'/n).
+func issueCut(ix *index.Index, cx *comm.Index, findings []analyze.Finding, id string) (map[timeline.TrackID]ivl.Set, float64) {
+	for i := range findings {
+		f := &findings[i]
+		if f.ID != id {
+			continue
+		}
+		n, fewer := f.Detail["collectives_per_step"], f.Detail["target_per_step"]
+		if n <= 0 || fewer >= n {
+			return nil, 0
+		}
+		spans, _ := comm.IssueTime(ix.TL, cx.Steady())
+		return spans, 1 - fewer/n
+	}
+	return nil, 0
 }

@@ -21,31 +21,45 @@ var effects = map[string]bool{"comm-exposed": true, commwait.ID: true, "copy-at-
 func IsEffect(id string) bool { return effects[id] }
 
 // Cause is a straggler's own cause: the ID of its loudest finding that is
-// not an effect of waiting, and that finding. gpu-idle is the symptom the
-// other findings explain: it is the cause only when no other finding
-// accounts for half of its time (host work the analyzers have no name for,
-// which gpu-idle's evidence names by range). Without findings it is the
+// not an effect of waiting, and that finding: the one whose fix the step
+// model simulates the largest gain for, else the one that wastes the most
+// time. gpu-idle is the symptom the other findings explain: it is the
+// cause only when none of them accounts for half of its time (host work the analyzers have no name for, which
+// gpu-idle's evidence names by range). Without findings it is the
 // verdict's first word ("compute-bound": it has more work than the others)
 // and a nil finding.
 func Cause(r *audit.Analysis) (string, *analyze.Finding) {
 	var best, idle *analyze.Finding
+	var most int64 // the most time any of them wastes
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		switch {
 		case effects[f.ID]:
 		case f.ID == "gpu-idle":
 			idle = f
-		case best == nil || f.WastedNS > best.WastedNS:
-			best = f
+		default:
+			most = max(most, f.WastedNS)
+			if best == nil || louder(f, best) {
+				best = f
+			}
 		}
 	}
-	if idle != nil && (best == nil || 2*best.WastedNS < idle.WastedNS) {
+	if idle != nil && (best == nil || 2*most < idle.WastedNS) {
 		best = idle
 	}
 	if best != nil {
 		return best.ID, best
 	}
 	return head(r.Verdict), nil
+}
+
+// louder reports whether f is a larger cause than g: by the model's
+// simulated gain where both estimates come from it, else by wasted time.
+func louder(f, g *analyze.Finding) bool {
+	if f.EstimateSource == "model" && g.EstimateSource == "model" && f.EstimatedSpeedup != g.EstimatedSpeedup {
+		return f.EstimatedSpeedup > g.EstimatedSpeedup
+	}
+	return f.WastedNS > g.WastedNS
 }
 
 // straggler names the rank that holds the others back: the rank with the

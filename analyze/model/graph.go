@@ -25,6 +25,7 @@ import (
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/timeline"
 )
 
@@ -61,6 +62,7 @@ type node struct {
 	gapRead          int64 // of which in file reads (index.Index.MainReads)
 	gapReadData      int64 // of which in file reads inside data-loading ranges
 	gapReads         int32 // file reads that start in the gap
+	gapIssue         int64 // of which issuing collectives (Options.Issue)
 	gapEvents        int32 // profiler events recorded in the gap
 	blocking         bool  // returns only when the GPU work wait has ended
 	wait             int32 // that GPU work's node, or -1
@@ -152,7 +154,7 @@ func window(ix *index.Index) (lo, hi int64, n int) {
 }
 
 // build makes the graph of the steady window [lo, hi).
-func build(ix *index.Index, lo, hi int64, steps int) *graph {
+func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]ivl.Set) *graph {
 	tl := ix.TL
 	g := &graph{lo: lo, hi: hi, steps: steps, mainLane: -1, htodLanes: map[int64]int32{},
 		profiled: tl.Observed.CanAnnotations && tl.Observed.HostOps}
@@ -182,6 +184,10 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 
 	restarts := ix.Restarts()
 	readsInData := ix.MainReads.Intersect(ix.MainData)
+	var allIssue ivl.Set
+	for _, sp := range issue {
+		allIssue = allIssue.Union(sp)
+	}
 
 	// Calls, thread by thread, with the host time between them.
 	g.tail = make([]int64, len(threads))
@@ -215,6 +221,14 @@ func build(ix *index.Index, lo, hi int64, steps int) *graph {
 			// its work, with no host time before it.
 			n := node{ev: i, lane: int32(li), s: e.Start, e: e.End, class: e.API, wait: -1, launch: -1, dep: -1, anchor: -1,
 				gap: max(0, e.Start-prevEnd), gapEvents: events, events: 1}
+			if isMain {
+				// The main thread waits in backward() while the autograd
+				// thread issues the gradients' collectives: their issue
+				// time on any thread is the main thread's too.
+				n.gapIssue = allIssue.Covered(prevEnd, e.Start)
+			} else if sp, ok := issue[t]; ok {
+				n.gapIssue = sp.Covered(prevEnd, e.Start)
+			}
 			if isMain {
 				n.gapData = ix.MainData.Covered(prevEnd, e.Start)
 				n.gapOS = ix.MainOSCalls.Covered(prevEnd, e.Start)

@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	"github.com/traceaudit/traceaudit/analyze/index"
+	"github.com/traceaudit/traceaudit/analyze/ivl"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // ProfilerEventNS is the host time torch.profiler adds per event it
@@ -33,6 +35,7 @@ const (
 	ReuseBuffers      = "reuse-buffers"
 	CUDAGraph         = "cuda-graph"
 	CacheData         = "cache-data"
+	FewerCollectives  = "fewer-collectives"
 	All               = "all"
 	maxWorkers        = 32
 	workersWithinBest = 1.05
@@ -62,6 +65,11 @@ type Options struct {
 	// transforms planned. Only those that also apply to the step are
 	// simulated, and all composes them.
 	FindingOf map[string]string
+	// Issue is, per host thread, the time that issues the step's
+	// collectives (comm.IssueTime), and IssueCut the share of it that
+	// fewer, larger collectives save (fewer-collectives: 1 - n'/n).
+	Issue    map[timeline.TrackID]ivl.Set
+	IssueCut float64
 }
 
 // Fix is one transform's simulated step.
@@ -147,7 +155,7 @@ func Build(ix *index.Index, o Options) *Model {
 	if steps == 0 || hi <= lo {
 		return nil
 	}
-	g := build(ix, lo, hi, steps)
+	g := build(ix, lo, hi, steps, o.Issue)
 	if g.mainLane < 0 || len(g.nodes) == 0 {
 		return nil
 	}
@@ -238,7 +246,7 @@ type transform struct {
 // order.
 func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	var pageable, htod, small, syncs, allocs, launches int
-	var data, osTime, restart, htodBytes, reads int64
+	var data, osTime, restart, htodBytes, reads, issue int64
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if nd.gpu {
@@ -263,6 +271,7 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 		case nd.class == launchClass:
 			launches++
 		}
+		issue += nd.gapIssue
 		if nd.lane == g.mainLane {
 			data += nd.gapData
 			osTime += nd.gapOS
@@ -291,6 +300,7 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	add(allocs > 0, KeepCache, func(c *costs) { c.keepCache = true })
 	add(osTime > 0, ReuseBuffers, func(c *costs) { c.reuseBuffers = true })
 	add(reads > 0, CacheData, func(c *costs) { c.cachedReadNS = cached })
+	add(issue > 0 && o.IssueCut > 0, FewerCollectives, func(c *costs) { c.issueCut = o.IssueCut })
 	add(per(launches) >= 20, CUDAGraph, func(c *costs) { c.cudaGraph = true })
 	return out
 }

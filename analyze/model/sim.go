@@ -55,6 +55,7 @@ type costs struct {
 	// cachedReadNS, when above 0, is the time of a file read served from
 	// memory (cache-data): each read in a gap takes this instead.
 	cachedReadNS int64
+	issueCut     float64 // the share of the host's collective issue time that goes (fewer-collectives)
 	pinnedGBps   float64
 	pool         pool
 }
@@ -283,6 +284,9 @@ func (c *costs) gap(nd *node) int64 {
 	gap := nd.gap - int64(nd.gapEvents)*c.profilerNS
 	if c.reuseBuffers {
 		gap -= nd.gapOS
+	}
+	if c.issueCut > 0 {
+		gap -= int64(float64(nd.gapIssue) * c.issueCut)
 	}
 	if c.cachedReadNS > 0 && nd.gapRead > 0 {
 		read := nd.gapRead

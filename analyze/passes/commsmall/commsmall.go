@@ -6,13 +6,11 @@ package commsmall
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/comm"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/ivl"
 	"github.com/traceaudit/traceaudit/analyze/passes/commexposed"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -27,11 +25,6 @@ const TargetBytes = 25 << 20
 
 // target names TargetBytes in reports.
 const target = "25 MiB"
-
-// issueRange matches the host ranges and operators that issue a collective:
-// PyTorch's c10d operators and record_param_comms, its nccl:* annotations,
-// NCCL's and RCCL's own NVTX ranges (ncclAllReduce, ...).
-var issueRange = regexp.MustCompile(`^(c10d::|nccl|rccl|record_param_comms)|ProcessGroupNCCL`)
 
 // Analyzer is comm-small.
 var Analyzer = &analyze.Analyzer{
@@ -53,6 +46,7 @@ Wasted time: that saving. Cost: O(c log r) over the collectives and the
 issuing threads' ranges. Needs message sizes (Kineto 2024 and later).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer, comm.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
+	VerifyWith: []string{"fewer-collectives"},
 	Observable: observable,
 	Run:        run,
 }
@@ -123,32 +117,13 @@ func run(p *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 
-	// The issue time: per issuing thread, the union of its issue ranges
-	// that hold a collective's launch call, else the call itself.
-	issue := map[timeline.TrackID]*thread{}
-	for _, o := range ops {
-		e := &tl.Events[o.Event]
-		if e.Link < 0 {
-			continue
-		}
-		call := &tl.Events[e.Link]
-		th := issue[call.Track]
-		if th == nil {
-			th = newThread(tl, call.Track)
-			issue[call.Track] = th
-		}
-		th.add(call)
-	}
-	// Each collective's issue time: its launch call's, or its share of
-	// the issue range that launched it (a coalesced range launches several).
-	var per []int64
-	var issueNS int64
-	for _, th := range issue {
-		per = th.perCollective(per)
-		issueNS += ix.SteadyCovered(ivl.Union(th.used))
-	}
+	spans, per := comm.IssueTime(tl, ops)
 	if len(per) == 0 {
 		return nil, nil
+	}
+	var issueNS int64
+	for _, sp := range spans {
+		issueNS += ix.SteadyCovered(sp)
 	}
 	issuePer := issueNS / int64(steps)
 	saved := issuePer * int64(n-fewer) / int64(n)
@@ -209,69 +184,4 @@ func stepTrack(ix *index.Index) string {
 		return ix.Label(ix.Main)
 	}
 	return ""
-}
-
-// thread finds the issue ranges around one host thread's launch calls.
-type thread struct {
-	tl     *timeline.Timeline
-	ranges []ivl.Interval // the thread's outermost issue ranges, in start order
-	used   []ivl.Interval // the spans counted: issue ranges holding a collective launch, or the calls
-	calls  []int64        // the durations of launch calls outside any issue range
-	count  map[int]int    // collectives launched in each issue range, by index in ranges
-}
-
-func newThread(tl *timeline.Timeline, t timeline.TrackID) *thread {
-	th := &thread{tl: tl, count: map[int]int{}}
-	// The track's events are in start order: a range that starts inside
-	// the current outermost one is nested in it (or, malformed, extends it);
-	// ranges that only touch stay apart, one issue each.
-	for _, i := range tl.Tracks[t].Events {
-		e := &tl.Events[i]
-		if (e.Kind != timeline.KindRange && e.Kind != timeline.KindOp) || e.End <= e.Start || !issueRange.MatchString(tl.Name(e.Name)) {
-			continue
-		}
-		if n := len(th.ranges); n > 0 && e.Start < th.ranges[n-1].End {
-			th.ranges[n-1].End = max(th.ranges[n-1].End, e.End)
-			continue
-		}
-		th.ranges = append(th.ranges, ivl.Interval{Start: e.Start, End: e.End})
-	}
-	return th
-}
-
-// add counts call, the launch of one collective: in the issue range around
-// it (the range counted once), else on its own.
-func (th *thread) add(call *timeline.Event) {
-	i, ok := slices.BinarySearchFunc(th.ranges, call.Start, func(iv ivl.Interval, t int64) int {
-		switch {
-		case iv.End <= t:
-			return -1
-		case iv.Start > t:
-			return 1
-		}
-		return 0
-	})
-	if !ok {
-		iv := ivl.Interval{Start: call.Start, End: call.End}
-		th.used = append(th.used, iv)
-		th.calls = append(th.calls, iv.Len())
-		return
-	}
-	if th.count[i] == 0 {
-		th.used = append(th.used, th.ranges[i])
-	}
-	th.count[i]++
-}
-
-// perCollective appends to per each counted collective's issue time: its
-// call's, or an equal share of its issue range.
-func (th *thread) perCollective(per []int64) []int64 {
-	per = append(per, th.calls...)
-	for i, n := range th.count {
-		share := th.ranges[i].Len() / int64(n)
-		for range n {
-			per = append(per, share)
-		}
-	}
-	return per
 }
