@@ -51,6 +51,18 @@ func TestDeployScripts(t *testing.T) {
 		if o, err := sh("slurm/rank.sbatch", "SLURM_ARRAY_TASK_ID="+task); err != nil {
 			t.Fatalf("task %s: %v\n%s", task, err, o)
 		}
+		if task != "1" {
+			continue
+		}
+		// Task 0 has not run: the reduce names it, exits 2 and writes nothing.
+		o, err := sh("slurm/reduce.sbatch")
+		if code := exitCode(err); code != 2 || !strings.Contains(o, "1 of 2 rank analyses are missing") ||
+			!strings.Contains(o, "task 0 (d0_straggler.rank0.pt.trace.json.gz): no analysis and no error recorded") {
+			t.Errorf("reduce without task 0: exit %d\n%s", code, o)
+		}
+		if _, err := os.Stat(filepath.Join(out, "job.json")); err == nil {
+			t.Errorf("reduce without task 0 wrote job.json")
+		}
 	}
 	if o, err := sh("slurm/rank.sbatch", "SLURM_ARRAY_TASK_ID=2"); err == nil || !strings.Contains(o, "holds 2 trace files") {
 		t.Errorf("a task past the last trace: %v\n%s", err, o)
@@ -82,6 +94,18 @@ func TestDeployScripts(t *testing.T) {
 	if o, err := sh("slurm/reduce.sbatch", "FAIL_ON=error"); err == nil || !strings.Contains(o, "findings at error") {
 		t.Errorf("FAIL_ON=error: %v\n%s", err, o)
 	}
+}
+
+// exitCode is a command's exit status from its Run error: 0 for none, -1
+// when it did not run or exit.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	return -1
 }
 
 // submit.sh sizes the array from the traces and chains the reduce on the
