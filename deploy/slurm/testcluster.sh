@@ -39,20 +39,29 @@ pidfile_alive() {
 	[ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null
 }
 
-# stop_pid FILE NAME: stops the process FILE names, TERM then, after 10 s,
-# KILL, and waits until it is gone.
-stop_pid() {
-	local file=$1 name=$2 pid
-	pidfile_alive "$file" || return 0
-	pid=$(cat "$file")
-	kill -TERM "$pid" 2>/dev/null || return 0
-	for _ in $(seq 100); do
-		kill -0 "$pid" 2>/dev/null || { rm -f "$file"; return 0; }
-		sleep 0.1
+# stop_pids NAME=FILE...: stops the processes the pid files name, all at
+# once (each takes about 2 s to shut down): TERM, then KILL for any still
+# running after 10 s; removes the pid files.
+stop_pids() {
+	local arg name file pid pids=() names=() files=() i
+	for arg in "$@"; do
+		name=${arg%%=*} file=${arg#*=}
+		pidfile_alive "$file" || { rm -f "$file"; continue; }
+		pid=$(cat "$file")
+		kill -TERM "$pid" 2>/dev/null || true
+		pids+=("$pid") names+=("$name") files+=("$file")
 	done
-	echo "testcluster.sh: $name (pid $pid) ignored SIGTERM for 10 s: killing it" >&2
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$file"
+	for i in "${!pids[@]}"; do
+		for _ in $(seq 100); do
+			kill -0 "${pids[i]}" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "${pids[i]}" 2>/dev/null; then
+			echo "testcluster.sh: ${names[i]} (pid ${pids[i]}) ignored SIGTERM for 10 s: killing it" >&2
+			kill -KILL "${pids[i]}" 2>/dev/null || true
+		fi
+		rm -f "${files[i]}"
+	done
 }
 
 # fail MESSAGE: prints the message and each log's last lines, stops what
@@ -69,9 +78,7 @@ fail() {
 }
 
 stop_daemons() {
-	stop_pid "$dir/run/slurmd.pid" slurmd
-	stop_pid "$dir/run/slurmctld.pid" slurmctld
-	stop_pid "$dir/munge/munged.pid" munged
+	stop_pids slurmd="$dir/run/slurmd.pid" slurmctld="$dir/run/slurmctld.pid" munged="$dir/munge/munged.pid"
 }
 
 case $cmd in
