@@ -195,6 +195,9 @@ func TestDeploySubmit(t *testing.T) {
 	if calls[0] != "" {
 		t.Errorf("--dry-run called sbatch: %q", calls)
 	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("--dry-run created %s", out)
+	}
 
 	o, lines := submit(traces, out, "--parallel", "2", "--fail-on", "error", "--partition", "gpu")
 	if len(lines) != 2 || !strings.Contains(lines[0], "--array=0-2%2 --mem=1188M") || !strings.Contains(lines[0], "TRACES="+traces) ||

@@ -32,18 +32,15 @@ usage() {
 	exit 64
 }
 retry=
-if [ "${1:-}" = --retry-failed ]; then
-	[ $# -ge 2 ] || usage
+[ $# -ge 2 ] || usage
+if [ "$1" = --retry-failed ]; then
 	retry=1
 	out=$(cd "$2" && pwd)
-	shift 2
 else
-	[ $# -ge 2 ] || usage
 	traces=$(cd "$1" && pwd)
-	mkdir -p "$2"
-	out=$(cd "$2" && pwd)
-	shift 2
+	out=$2
 fi
+shift 2
 # This script's options, wherever they are; the rest go to sbatch.
 parallel='' fail_on='' dry='' extra=()
 while [ $# -gt 0 ]; do
@@ -59,6 +56,16 @@ while [ $# -gt 0 ]; do
 done
 here=$(cd "$(dirname "$0")" && pwd)
 deploy=$(cd "$here/.." && pwd)
+if [ -z "$retry" ]; then
+	# OUT as an absolute path, which the tasks are given; --dry-run does not
+	# create it.
+	if [ -n "$dry" ]; then
+		out=$(realpath -ms "$out")
+	else
+		mkdir -p "$out"
+		out=$(cd "$out" && pwd)
+	fi
+fi
 
 # What the first submission recorded, for --retry-failed.
 state=$out/submit.env
