@@ -113,10 +113,10 @@ func TestDeploySlurm(t *testing.T) {
 		killer := *c
 		killer.env = append(append([]string(nil), c.env...), "PATH="+wrap+string(os.PathListSeparator)+bin+string(os.PathListSeparator)+c.path)
 		r := killer.submit(t, traces)
-		deadline := time.Now().Add(time.Minute)
+		deadline := time.Now().Add(3 * time.Minute)
 		for _, err := os.Stat(started); err != nil; _, err = os.Stat(started) {
 			if time.Now().After(deadline) {
-				t.Fatalf("task 1 did not start in a minute:\n%s", c.run(t, "squeue"))
+				t.Fatalf("task 1 did not start in 3 minutes:\n%s", c.run(t, "squeue"))
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -320,8 +320,9 @@ func (r *slurmRun) ids(t *testing.T) {
 	}
 }
 
-// waitAll waits until squeue lists none of the runs' jobs (two minutes at
-// most), logging squeue's table the first time it lists them all.
+// waitAll waits until squeue lists none of the runs' jobs (five minutes at
+// most: a guard against a hung cluster, past what a loaded CI machine
+// takes), logging squeue's table once while they are queued.
 func (c *slurmCluster) waitAll(t *testing.T, runs ...*slurmRun) {
 	t.Helper()
 	var ids []string
@@ -329,7 +330,7 @@ func (c *slurmCluster) waitAll(t *testing.T, runs ...*slurmRun) {
 		ids = append(ids, r.array, r.reduce)
 	}
 	logged := false
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		out, err := c.cmd("squeue", "-h", "-j", strings.Join(ids, ",")).CombinedOutput()
 		if err != nil {
@@ -343,7 +344,7 @@ func (c *slurmCluster) waitAll(t *testing.T, runs ...*slurmRun) {
 			logged = true
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("jobs still queued after two minutes:\n%s\n%s", out, c.run(t, "scontrol", "show", "job", "-o"))
+			t.Fatalf("jobs still queued after five minutes:\n%s\n%s", out, c.run(t, "scontrol", "show", "job", "-o"))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
