@@ -200,6 +200,9 @@ type Config struct {
 	// below it, or below half their warning band, are not listed: they are
 	// noise next to what the report is for.
 	InfoFloor float64
+	// SkipModel leaves the step model out (estimates stay bounds): for
+	// make bench, which measures what the model adds to an analysis.
+	SkipModel bool
 }
 
 // DefaultDataRange is the default --data-range: DataLoader and the usual

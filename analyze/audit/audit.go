@@ -181,7 +181,7 @@ func RunWith(tl *timeline.Timeline, cfg *analyze.Config, analyzers []*analyze.An
 	cx := res.ResultOf[comm.Analyzer].(*comm.Index)
 	r.Collectives = collectives(cx)
 	identity(r, ix)
-	if ix.NotSteady == "" {
+	if ix.NotSteady == "" && !cfg.SkipModel {
 		r.Model = stepModel(ix, cx, r.Findings, cfg, resizer(tl, cfg, res.ResultOf, all))
 	}
 	return r, nil

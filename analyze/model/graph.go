@@ -153,6 +153,25 @@ func window(ix *index.Index) (lo, hi int64, n int) {
 	return ix.Steady[best].Start, ix.Steady[best+bestN-1].End, bestN
 }
 
+// inWindow counts the API calls on the threads and the device work that
+// start in [lo, hi): about the graph's nodes.
+func inWindow(ix *index.Index, threads []timeline.TrackID, lo, hi int64) int {
+	tl := ix.TL
+	from := func(evs []int32, t int64) int {
+		return sort.Search(len(evs), func(k int) bool { return tl.Events[evs[k]].Start >= t })
+	}
+	n := from(ix.DeviceWork, hi) - from(ix.DeviceWork, lo)
+	for _, t := range threads {
+		evs := tl.Tracks[t].Events
+		for _, i := range evs[from(evs, lo):from(evs, hi)] {
+			if tl.Events[i].Kind == timeline.KindAPI {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // build makes the graph of the steady window [lo, hi).
 func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]ivl.Set) *graph {
 	tl := ix.TL
@@ -179,8 +198,11 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 		}
 	}
 	g.threads = len(threads)
-	g.nodes = make([]node, 0, ix.Count[timeline.KindAPI]+len(ix.DeviceWork))
-	nodeOf := make(map[int32]int32, ix.Count[timeline.KindAPI])
+	// Sized for the window's events, not the trace's: a window is a few
+	// steps of a trace that may hold hundreds.
+	room := inWindow(ix, threads, lo, hi)
+	g.nodes = make([]node, 0, room)
+	nodeOf := make(map[int32]int32, room)
 
 	restarts := ix.Restarts()
 	readsInData := ix.MainReads.Intersect(ix.MainData)

@@ -384,31 +384,27 @@ func (g *graph) loader(running int, ix *index.Index) pool {
 // bestWorkers simulates pools of more workers than are running and returns
 // the smallest whose step is within 5 % of the best, and its step.
 func (g *graph) bestWorkers(c costs, running int) (int, int64) {
-	type try struct {
-		n    int
-		step int64
-	}
-	var tries []try
+	var sizes []int
 	for _, n := range []int{1, 2, 3, 4, 6, 8, 12, 16, 24, maxWorkers} {
-		if n <= running {
-			continue
+		if n > running {
+			sizes = append(sizes, n)
 		}
-		c.workers = n
-		tries = append(tries, try{n, g.simulate(&c).stepNS})
 	}
-	if len(tries) == 0 {
+	if len(sizes) == 0 {
 		return running, g.simulate(&c).stepNS
 	}
-	best := tries[0].step
-	for _, t := range tries {
-		best = min(best, t.step)
-	}
-	for _, t := range tries {
-		if float64(t.step) <= float64(best)*workersWithinBest {
-			return t.n, t.step
+	// A pool of more producers never makes the simulated step longer:
+	// the largest pool's step is the best, and the search stops at the
+	// first size within reach of it.
+	c.workers = sizes[len(sizes)-1]
+	best := g.simulate(&c).stepNS
+	for _, n := range sizes[:len(sizes)-1] {
+		c.workers = n
+		if s := g.simulate(&c).stepNS; float64(s) <= float64(best)*workersWithinBest {
+			return n, s
 		}
 	}
-	return tries[len(tries)-1].n, tries[len(tries)-1].step
+	return sizes[len(sizes)-1], best
 }
 
 // lagGrowth is how far past the window's end the GPU work launched in it

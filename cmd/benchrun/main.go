@@ -121,6 +121,13 @@ func run(out, shared, baseline string, runs int, skip1g, quick bool, only *regex
 			cmds = append(cmds, command{pyFetch, []string{python, filepath.Join(py, "py_fetch_nsys.py"), in.path}})
 		}
 		m.measure(in, cmds)
+		if modelInputs[in.name] {
+			c, err := modelCost(in.name, in.path, runs)
+			if err != nil {
+				return fmt.Errorf("%s: the step model's cost: %w", in.name, err)
+			}
+			m.model = append(m.model, c)
+		}
 	}
 	prevPath := filepath.Join(out, "results.json")
 	prev := loadResults(prevPath)

@@ -49,6 +49,8 @@ type meter struct {
 	// commit is the source measured (see commit); baseline the binary
 	// measured alongside, if any.
 	commit, baseline string
+	// model is the step model's cost on the inputs of modelInputs.
+	model []ModelCost
 }
 
 func newMeter(runs int) *meter {

@@ -39,13 +39,13 @@ func report(w io.Writer, m *meter, prev []Result) {
 			float64(r.PeakRSS)/1e6, float64(r.PeakRSS)/float64(max(r.Bytes, 1)), delta)
 	}
 	fmt.Fprintln(w)
-	for _, line := range goals(m.results) {
+	for _, line := range goals(m.results, m.model) {
 		fmt.Fprintln(w, "- "+line)
 	}
 }
 
 // goals checks the results against the performance issue's goals.
-func goals(rs []*Result) []string {
+func goals(rs []*Result, model []ModelCost) []string {
 	find := func(name, in string) *Result {
 		for _, r := range rs {
 			if r.Name == name && r.Input == in && r.Err == "" && r.WallS > 0 {
@@ -86,6 +86,15 @@ func goals(rs []*Result) []string {
 		rss := float64(a.PeakRSS) / float64(a.Bytes)
 		out = append(out, fmt.Sprintf("nsys 2 M rows: analyze %.2f s (%.2f-%.2f) is %.2fx python's row fetch (%.2f s), medians; goal 4x: %s. Peak RSS %.2fx the file; goal at most 1.2x: %s.",
 			a.WallS, a.MinWallS, a.MaxWallS, x, py.WallS, mark(x >= 4), rss, mark(rss <= 1.2)))
+	}
+	for _, c := range model {
+		a := find("traceaudit analyze", c.Input)
+		if a == nil {
+			continue
+		}
+		add := c.WithS - c.WithoutS
+		out = append(out, fmt.Sprintf("%s: the step model adds %.3f s to the analysis (%.3f s with it, %.3f s without, in one process, the timeline read once), %.1f %% of analyze's %.2f s; goal at most 10 %%: %s.",
+			c.Input, add, c.WithS, c.WithoutS, add/a.WallS*100, a.WallS, mark(add <= 0.1*a.WallS)))
 	}
 	var growth []string
 	for _, n := range jobRanks {

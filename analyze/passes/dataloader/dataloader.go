@@ -381,12 +381,17 @@ func burstPeriod(waits []int64) int {
 // settled pattern is.
 const settleRatio = 3
 
+// maxPeriod is the largest pool a settled pattern is read for: a wait
+// every W-th step means W workers, and pools beyond 32 are not what the
+// stalls of a trace tell apart (the step model sizes pools up to 32 too).
+const maxPeriod = 32
+
 // settledPeriod is the least W >= 2 at which, past the first W steps at
 // most (the workers' batches arriving out of step while the pipeline
 // fills), every W-th wait is settleRatio times longer than any other, for
 // at least three stalls; 0 when there is none.
 func settledPeriod(waits []int64) int {
-	for w := 2; 3*w <= len(waits); w++ {
+	for w := 2; w <= maxPeriod && 3*w <= len(waits); w++ {
 		for skip := 0; skip <= w; skip++ {
 			rest := waits[skip:]
 			for o := range w {
