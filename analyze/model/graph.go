@@ -133,8 +133,8 @@ type step struct {
 }
 
 // window picks the longest run of consecutive steady steps (apart by at
-// most a tenth of a step): the model simulates one stretch of the loop
-// without the pauses left out of it.
+// most a tenth of a step), at most maxWindowSteps of it: the model
+// simulates one stretch of the loop without the pauses left out of it.
 func window(ix *index.Index) (lo, hi int64, n int) {
 	best, bestN := 0, 0
 	for i := 0; i < len(ix.Steady); {
@@ -150,8 +150,19 @@ func window(ix *index.Index) (lo, hi int64, n int) {
 	if bestN == 0 {
 		return 0, 0, 0
 	}
+	if bestN > maxWindowSteps && len(ix.Restarts()) == 0 {
+		// The middle of a long run: the loop repeats, and simulating
+		// thousands of steps a dozen times costs more than the analysis.
+		best += (bestN - maxWindowSteps) / 2
+		bestN = maxWindowSteps
+	}
 	return ix.Steady[best].Start, ix.Steady[best+bestN-1].End, bestN
 }
+
+// maxWindowSteps is the most steps the model simulates: more than any
+// stall period it reads (32 workers) twice over. A window with epoch
+// restarts keeps all its steps, so that it holds whole epochs.
+const maxWindowSteps = 64
 
 // inWindow counts the API calls on the threads and the device work that
 // start in [lo, hi): about the graph's nodes.

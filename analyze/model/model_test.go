@@ -182,3 +182,24 @@ func TestGraphGapIsBusy(t *testing.T) {
 		t.Errorf("cuda-graph %+v: want a step of at least %d ns, the kernels and the graph's gaps", f, min)
 	}
 }
+
+// TestLongRunWindow: a run of 300 steady steps is simulated as its middle
+// maxWindowSteps steps, with the same step and fidelity as the loop.
+func TestLongRunWindow(t *testing.T) {
+	ix := loop(t, 300, 2*ms, func(b *tt.Builder, main, s7 timeline.TrackID, at int64) {
+		b.Launch(main, s7, "gemm", at, at+10*tt.Us, at+20*tt.Us, at+1500*tt.Us)
+		b.Op(main, "host", at+20*tt.Us, at+2*ms-10*tt.Us)
+	})
+	lo, hi, n := window(ix)
+	if n != maxWindowSteps || (hi-lo)/int64(n) != 2*ms {
+		t.Fatalf("window of %d steps, %d ns each: want %d of 2 ms", n, (hi-lo)/int64(max(n, 1)), maxWindowSteps)
+	}
+	if first := ix.Steady[0].Start; lo-first < int64(len(ix.Steady)-maxWindowSteps)/2*2*ms-2*ms {
+		t.Errorf("window starts %d ns into the steady steps: want the middle of the run", lo-first)
+	}
+	m := Build(ix, Options{})
+	if m == nil {
+		t.Fatal("no model")
+	}
+	near(t, "fidelity", m.Fidelity, 1, 0.02)
+}
