@@ -159,10 +159,11 @@ func window(ix *index.Index) (lo, hi int64, n int) {
 	return ix.Steady[best].Start, ix.Steady[best+bestN-1].End, bestN
 }
 
-// maxWindowSteps is the most steps the model simulates: more than any
-// stall period it reads (32 workers) twice over. A window with epoch
-// restarts keeps all its steps, so that it holds whole epochs.
-const maxWindowSteps = 64
+// maxWindowSteps is the most steps the model simulates: as many as the
+// longest stall period read (32 workers), which the window, simulated
+// back to back, then holds whole. A window with epoch restarts keeps all
+// its steps, so that it holds whole epochs.
+const maxWindowSteps = 32
 
 // inWindow counts the API calls on the threads and the device work that
 // start in [lo, hi): about the graph's nodes.
@@ -316,9 +317,16 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 	// GPU work on the devices that a call of the window launched, wherever
 	// it ran, and unlaunched work that started in the window: each cycle
 	// of the simulation then holds one window's work.
+	// Work starts after the call that launched it: none before lo
+	// matters, and none a window's length past hi (a GPU that far behind
+	// makes the model unfaithful: lagGrowth).
 	streamOf := map[timeline.TrackID]int32{}
-	for _, w := range ix.DeviceWork {
+	first := sort.Search(len(ix.DeviceWork), func(k int) bool { return tl.Events[ix.DeviceWork[k]].Start >= lo })
+	for _, w := range ix.DeviceWork[first:] {
 		e := &tl.Events[w]
+		if e.Start >= hi+(hi-lo) {
+			break
+		}
 		_, launched := nodeOf[e.Link]
 		if e.Link >= 0 && !launched && tl.Events[e.Link].Start < lo {
 			continue // the previous cycle's work: launched before the window

@@ -392,19 +392,36 @@ const maxPeriod = 32
 // at least three stalls; 0 when there is none.
 func settledPeriod(waits []int64) int {
 	for w := 2; w <= maxPeriod && 3*w <= len(waits); w++ {
+		lo, hi, n := make([]int64, w), make([]int64, w), make([]int, w)
 		for skip := 0; skip <= w; skip++ {
 			rest := waits[skip:]
+			// Per offset o: the least and the largest wait at steps
+			// k % w == o, and their count.
 			for o := range w {
-				var stall, other int64 = math.MaxInt64, 0
-				n := 0
-				for k, v := range rest {
-					if k%w == o {
-						stall, n = min(stall, v), n+1
-					} else {
-						other = max(other, v)
-					}
+				lo[o], hi[o], n[o] = math.MaxInt64, 0, 0
+			}
+			for k, v := range rest {
+				o := k % w
+				lo[o], hi[o], n[o] = min(lo[o], v), max(hi[o], v), n[o]+1
+			}
+			// The largest wait off each offset: the largest of the
+			// other offsets' largest.
+			var top, second int64
+			topAt := -1
+			for o := range w {
+				switch {
+				case hi[o] > top:
+					second, top, topAt = top, hi[o], o
+				case hi[o] > second:
+					second = hi[o]
 				}
-				if n >= 3 && stall > 0 && stall >= settleRatio*other {
+			}
+			for o := range w {
+				other := top
+				if o == topAt {
+					other = second
+				}
+				if n[o] >= 3 && lo[o] > 0 && lo[o] >= settleRatio*other {
 					return w
 				}
 			}
