@@ -157,20 +157,30 @@ func (b *Builder) AddCollective(e Event, c Collective) {
 	b.Add(e)
 }
 
+// placed finds the sorted index of the first event that starts at start
+// and matches: where an event added before Build went. Cost: a binary
+// search.
+func placed(ev []Event, start int64, match func(*Event) bool) (int32, bool) {
+	i, _ := slices.BinarySearchFunc(ev, start, func(e Event, t int64) int { return cmp.Compare(e.Start, t) })
+	for ; i < len(ev) && ev[i].Start == start; i++ {
+		if match(&ev[i]) {
+			return int32(i), true
+		}
+	}
+	return 0, false
+}
+
 // placeCollectives finds the sorted index of each pending collective's
 // kernel. Cost: a binary search each.
 func placeCollectives(ev []Event, pend []pendingColl) []Collective {
 	out := make([]Collective, 0, len(pend))
 	for _, p := range pend {
-		i, _ := slices.BinarySearchFunc(ev, p.start, func(e Event, t int64) int { return cmp.Compare(e.Start, t) })
-		for ; i < len(ev) && ev[i].Start == p.start; i++ {
-			e := &ev[i]
-			if e.Kind == KindKernel && e.Track == p.track && e.Name == p.name && e.Corr == p.corr {
-				c := p.c
-				c.Event = int32(i)
-				out = append(out, c)
-				break
-			}
+		if i, ok := placed(ev, p.start, func(e *Event) bool {
+			return e.Kind == KindKernel && e.Track == p.track && e.Name == p.name && e.Corr == p.corr
+		}); ok {
+			c := p.c
+			c.Event = i
+			out = append(out, c)
 		}
 	}
 	slices.SortFunc(out, func(x, y Collective) int { return cmp.Compare(x.Event, y.Event) })

@@ -37,13 +37,10 @@ func (b *Builder) AddShape(e *Event, shape string) {
 func placeShapes(ev []Event, pend []pendingShape) []OpShape {
 	out := make([]OpShape, 0, len(pend))
 	for _, p := range pend {
-		i, _ := slices.BinarySearchFunc(ev, p.start, func(e Event, t int64) int { return cmp.Compare(e.Start, t) })
-		for ; i < len(ev) && ev[i].Start == p.start; i++ {
-			e := &ev[i]
-			if e.Kind == KindOp && e.End == p.end && e.Track == p.track && e.Name == p.name {
-				out = append(out, OpShape{Event: int32(i), Shape: p.shape})
-				break
-			}
+		if i, ok := placed(ev, p.start, func(e *Event) bool {
+			return e.Kind == KindOp && e.End == p.end && e.Track == p.track && e.Name == p.name
+		}); ok {
+			out = append(out, OpShape{Event: i, Shape: p.shape})
 		}
 	}
 	slices.SortFunc(out, func(x, y OpShape) int { return cmp.Compare(x.Event, y.Event) })
