@@ -255,15 +255,14 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			// its work, with no host time before it.
 			n := node{ev: i, lane: int32(li), s: e.Start, e: e.End, class: e.API, wait: -1, launch: -1, dep: -1, anchor: -1,
 				gap: max(0, e.Start-prevEnd), gapEvents: events, events: 1}
+			if sp, ok := issue[t]; ok && !isMain {
+				n.gapIssue = sp.Covered(prevEnd, e.Start)
+			}
 			if isMain {
 				// The main thread waits in backward() while the autograd
 				// thread issues the gradients' collectives: their issue
 				// time on any thread is the main thread's too.
 				n.gapIssue = allIssue.Covered(prevEnd, e.Start)
-			} else if sp, ok := issue[t]; ok {
-				n.gapIssue = sp.Covered(prevEnd, e.Start)
-			}
-			if isMain {
 				n.gapData = ix.MainData.Covered(prevEnd, e.Start)
 				n.gapOS = ix.MainOSCalls.Covered(prevEnd, e.Start)
 				if len(ix.MainReadStarts) > 0 {
@@ -316,10 +315,10 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 
 	// GPU work on the devices that a call of the window launched, wherever
 	// it ran, and unlaunched work that started in the window: each cycle
-	// of the simulation then holds one window's work.
-	// Work starts after the call that launched it: none before lo
-	// matters, and none a window's length past hi (a GPU that far behind
-	// makes the model unfaithful: lagGrowth).
+	// of the simulation then holds one window's work. Work starts after
+	// the call that launched it, so none before lo matters, and none a
+	// window's length past hi (a GPU that far behind makes the model
+	// unfaithful: lagGrowth).
 	streamOf := map[timeline.TrackID]int32{}
 	first := sort.Search(len(ix.DeviceWork), func(k int) bool { return tl.Events[ix.DeviceWork[k]].Start >= lo })
 	for _, w := range ix.DeviceWork[first:] {
