@@ -540,8 +540,9 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 // waits out of the other phase, the restarts out of the data phase, the
 // allocation calls' idle time out of the other phase): the replay makes
 // that time with the real operations instead. It also measures what
-// persistent workers and no-sync leave or take of the phases that stay
-// (Restart.WarmNS, ReadWorkNS).
+// persistent workers, no-sync, cache-data and fewer-collectives leave or
+// take of the phases that stay (Restart.WarmNS, ReadWorkNS, Reads,
+// IssueSavedNS).
 func planFixPhases(r *audit.Analysis, tl *timeline.Timeline, ix *index.Index, st *Phases) {
 	steps := len(ix.Steady)
 	if f := fixFinding(r, PackCopies, analyze.SeverityWarning); f != nil {
