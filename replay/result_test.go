@@ -147,8 +147,8 @@ func TestNotesNameTheHostPhase(t *testing.T) {
 	}
 
 	// A step that replays long is not blamed on a phase that took less
-	// time than the trace's (the workers' pinned pair under nsys: its data
-	// phase 2.58 µs against 1.50 ms, the step long from its copies).
+	// time than the trace's (a data phase of 3 µs against the trace's
+	// 1 ms, the step long from its copies).
 	sh := tiny(BatchesMain)
 	sh.Step.DataNS = 1_000_000
 	ms := measured(sh, map[string][2]int64{Observed: {2_600_000, 2_600_000}})

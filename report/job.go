@@ -91,8 +91,8 @@ func jobBrief(p *printer, j *job.Analysis) {
 		p.line("%s", fitLine(fmt.Sprintf("%-6s %-4s %-8d %-10s %-21s %-16s %s", fmt.Sprintf("%d%s", *r.Rank, mark), device(*r.Device), *r.PID,
 			units.Dur(r.Steps.MeanNS), verdictHead(r.Verdict), waitCell(r), topFinding(r.Analysis)), p.cols()))
 	}
-	if more := len(j.Ranks) - len(shown); more > 0 {
-		for _, l := range wrap(moreRanks(j, more), p.cols()) {
+	if len(shown) < len(j.Ranks) {
+		for _, l := range wrap(moreRanks(j, shown), p.cols()) {
 			p.line("%s", l)
 		}
 	}
@@ -150,16 +150,17 @@ func briefRanks(j *job.Analysis) []*job.Rank {
 	return order
 }
 
-// moreRanks sums up the ranks the brief text leaves out: their mean steps
-// and waits, least, median and most.
-func moreRanks(j *job.Analysis, n int) string {
-	shown := map[int]bool{}
-	for _, r := range briefRanks(j) {
-		shown[*r.Rank] = true
+// moreRanks sums up the ranks the brief text leaves out of shown: their
+// mean steps and waits, least, median and most.
+func moreRanks(j *job.Analysis, shown []*job.Rank) string {
+	listed := map[int]bool{}
+	for _, r := range shown {
+		listed[*r.Rank] = true
 	}
+	n := len(j.Ranks) - len(shown)
 	var steps, waits []int64
 	for _, r := range j.Ranks {
-		if !shown[*r.Rank] {
+		if !listed[*r.Rank] {
 			steps, waits = append(steps, r.Steps.MeanNS), append(waits, r.WaitNSPerStep)
 		}
 	}

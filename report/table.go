@@ -76,8 +76,12 @@ func opsText(p *printer, t *stats.Table) {
 	for _, r := range t.Rows {
 		cuda += r.CUDASelfNS
 	}
+	name := "name"
+	if t.GroupBy == "shape" {
+		name += "  input shapes"
+	}
 	p.line("%9s %10s %10s %10s %10s %10s %9s %10s %9s  %s", "self CPU%", "self CPU", "CPU total", "CPU avg", "CPU stddev", "self CUDA",
-		"self CUDA%", "CUDA total", "calls", "name"+map[bool]string{true: "  input shapes"}[t.GroupBy == "shape"])
+		"self CUDA%", "CUDA total", "calls", name)
 	for _, r := range t.Rows {
 		row := fmt.Sprintf("%9s %10s %10s %10s %10s %10s %9s %10s %9s", units.Pct(r.Share), units.Dur(r.SelfNS), units.Dur(r.TotalNS),
 			units.Dur(r.AvgNS), units.Dur(r.StddevNS), units.Dur(r.CUDASelfNS), units.Pct(share(r.CUDASelfNS, cuda)),
