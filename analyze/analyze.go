@@ -203,6 +203,9 @@ type Config struct {
 	// SkipModel leaves the step model out (estimates stay bounds): for
 	// make bench, which measures what the model adds to an analysis.
 	SkipModel bool
+	// KeepSchedules keeps the step model's graph so that the replay can
+	// run its schedules (model.Model.Schedule).
+	KeepSchedules bool
 }
 
 // DefaultDataRange is the default --data-range: DataLoader and the usual

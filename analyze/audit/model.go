@@ -54,7 +54,7 @@ func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg 
 		}
 	}
 	o := model.Options{ProfilerEventNS: cfg.ProfilerEventNS, UnprofiledStepNS: cfg.UnprofiledStepNS, PinnedGBps: cfg.PinnedGBps,
-		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned}
+		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned, KeepSchedules: cfg.KeepSchedules}
 	if id, ok := planned[model.FewerCollectives]; ok && cx != nil {
 		o.Issue, o.IssueCut = issueCut(ix, cx, findings, id)
 	}

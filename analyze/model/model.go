@@ -70,6 +70,9 @@ type Options struct {
 	// fewer, larger collectives save (fewer-collectives: 1 - n'/n).
 	Issue    map[timeline.TrackID]ivl.Set
 	IssueCut float64
+	// KeepSchedules keeps the window's graph and each simulation's costs,
+	// so that Model.Schedule can write them for the replay.
+	KeepSchedules bool
 }
 
 // Fix is one transform's simulated step.
@@ -123,6 +126,8 @@ type Model struct {
 	// Why says, when Fidelity is outside the band, what the model could
 	// not reproduce; estimates then come from the bounds.
 	Why string `json:"why,omitempty"`
+	// keep is what Schedule needs (Options.KeepSchedules), else nil.
+	keep *keptGraph
 }
 
 // Faithful reports whether the model reproduces the trace closely enough
@@ -192,6 +197,10 @@ func Build(ix *index.Index, o Options) *Model {
 			m.Why += ": the trace holds dependencies the model does not see (waits between threads or processes)"
 		}
 	}
+	if o.KeepSchedules {
+		m.keep = &keptGraph{g: g, costs: map[string]costs{Observed: {pinnedGBps: pin, profilerNS: prof, hostKeep: keep}},
+			steps: map[string]int64{Observed: base.stepNS}}
+	}
 	fixes := g.transforms(o, ix)
 	// Where the loader's workers set the loop's pace, a fix of the main
 	// thread's own work leaves them as they are: they deliver a batch per
@@ -218,6 +227,7 @@ func Build(ix *index.Index, o Options) *Model {
 		r := g.simulate(&c)
 		f.StepNS, f.Path = r.stepNS, shares(r.path)
 		m.Fixes = append(m.Fixes, f)
+		m.kept(t.name, c, r.stepNS)
 	}
 	if len(fixes) > 0 {
 		if all.workers > 0 {
@@ -226,6 +236,7 @@ func Build(ix *index.Index, o Options) *Model {
 			all.workers, _ = g.bestWorkers(all, o.RunningWorkers)
 		}
 		r := g.simulate(&all)
+		m.kept(All, all, r.stepNS)
 		m.Fixes = append(m.Fixes, Fix{Name: All, StepNS: r.stepNS, Finding: o.FindingOf[All], Path: shares(r.path), Workers: all.workers})
 	}
 	for i := range m.Fixes {
@@ -234,6 +245,14 @@ func Build(ix *index.Index, o Options) *Model {
 		f.Speedup = round3(math.Max(1, float64(m.StepNS)/float64(f.StepNS)))
 	}
 	return m
+}
+
+// kept records a simulation's costs for Schedule, where the model keeps
+// them.
+func (m *Model) kept(name string, c costs, step int64) {
+	if m.keep != nil {
+		m.keep.costs[name], m.keep.steps[name] = c, step
+	}
 }
 
 // transform is one fix the model can apply.

@@ -17,11 +17,17 @@ import (
 // failing the test on any error.
 func File(t testing.TB, path string) *audit.Analysis {
 	t.Helper()
+	return FileWith(t, path, analyze.DefaultConfig())
+}
+
+// FileWith is File with the given settings.
+func FileWith(t testing.TB, path string, cfg *analyze.Config) *audit.Analysis {
+	t.Helper()
 	tl, err := ingest.Open(path, ingest.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
+	r, err := audit.RunWith(tl, cfg, suite.Default)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
