@@ -16,6 +16,10 @@ type Options struct {
 	// Progress, if set, is called after each step with steps done and
 	// steps in all (over all variants).
 	Progress func(done, total int)
+	// Engine is EnginePhases (the default) or EngineGraph: the step
+	// model's schedule of each variant that has one, the others by
+	// phases.
+	Engine string
 }
 
 // ErrTooBig is returned when the plan needs more than half the free device
@@ -82,29 +86,74 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 	}
 	total := len(p.Variants) * (o.Steps + o.Warmup)
 	done := 0
+	tick := func() {
+		done++
+		if o.Progress != nil {
+			o.Progress(done, total)
+		}
+	}
+	var kernelAdj time.Duration
+	if o.Engine == EngineGraph {
+		floor, err := r.kernelBackToBack(64, 0)
+		if err != nil {
+			return nil, nil, fmt.Errorf("measuring the kernel floor: %w", err)
+		}
+		kernelAdj = floor - time.Duration(GraphGapShare*float64(floor))
+	}
 	measured := make([]Measured, len(p.Variants))
+	// Variants without a schedule run by phases, and their speedups are
+	// over the observed step run by phases too.
+	var phaseBase int64
 	for i, v := range p.Variants {
-		wall, gpu, phases, err := r.measurePhases(ctx, v.Plan, o, func() {
-			done++
-			if o.Progress != nil {
-				o.Progress(done, total)
+		m := &measured[i]
+		if s, ok := p.schedule(v.Name); ok && o.Engine == EngineGraph {
+			wall, err := runSchedule(ctx, ex, s, o, kernelAdj, tick)
+			if err != nil {
+				return nil, nil, fmt.Errorf("variant %s: %w", v.Name, err)
 			}
-		})
+			m.StepSamplesNS, m.Engine = wall, EngineGraph
+			m.StepNSMedian, m.StepNSMean = median(wall), mean(wall)
+			continue
+		}
+		wall, gpu, phases, err := r.measurePhases(ctx, v.Plan, o, tick)
 		if err != nil {
 			return nil, nil, fmt.Errorf("variant %s: %w", v.Name, err)
 		}
-		m := &measured[i]
-		m.StepSamplesNS, m.GPUSamplesNS, m.PhasesNS = wall, gpu, phases
+		m.StepSamplesNS, m.GPUSamplesNS, m.PhasesNS, m.Engine = wall, gpu, phases, EnginePhases
 		m.StepNSMedian, m.StepNSMean = median(wall), mean(wall)
 		m.GPUNSMedian, m.GPUNSMean = median(gpu), mean(gpu)
+		if i == 0 {
+			phaseBase = m.StepNSMean
+		}
 	}
-	base := measured[0].StepNSMean
+	if o.Engine == EngineGraph && measured[0].Engine == EngineGraph && phaseBase == 0 {
+		for i := range measured {
+			if measured[i].Engine != EnginePhases {
+				continue
+			}
+			wall, _, _, err := r.measurePhases(ctx, p.Variants[0].Plan, o, func() {})
+			if err != nil {
+				return nil, nil, fmt.Errorf("variant %s: %w", Observed, err)
+			}
+			phaseBase = mean(wall)
+			break
+		}
+	}
 	for i := range measured {
 		m := &measured[i]
+		base := measured[0].StepNSMean
+		if m.Engine != measured[0].Engine {
+			base = phaseBase
+		}
 		if m.StepNSMean > 0 {
 			m.Speedup = float64(base) / float64(m.StepNSMean)
 		}
 		m.Note = costNote(p.Variants[i].Name, m)
+	}
+	if o.Engine != EngineGraph {
+		for i := range measured {
+			measured[i].Engine = "" // one engine: the JSON as it was
+		}
 	}
 	return box, measured, nil
 }

@@ -284,6 +284,9 @@ type Plan struct {
 	// fixIDs maps each fix variant to the ID of the finding it verifies
 	// (FixFor).
 	fixIDs map[string]string
+	// model is the analysis's step model, whose schedules the graph
+	// engine runs.
+	model *model.Model
 }
 
 // Profiler is the profiler's own host cost taken out of a plan's host
@@ -473,7 +476,7 @@ func Build(r *audit.Analysis, analyzers []*analyze.Analyzer) (*Plan, error) {
 		return nil, fmt.Errorf("no GPU kernels to replay")
 	}
 	p := &Plan{File: r.File, ObservedStepNS: r.Steps.MedianNS, ObservedStepMeanNS: ix.SteadyNS / int64(len(ix.Steady)),
-		fixIDs: fixIDs(analyzers)}
+		fixIDs: fixIDs(analyzers), model: r.Model}
 	if sp := r.Steps.Precision(); sp.Loose() {
 		p.Spread = &sp
 	}

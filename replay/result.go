@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -83,6 +84,10 @@ type Measured struct {
 	// wait); GPUSamplesNS their GPU times.
 	StepSamplesNS []int64 `json:"step_samples_ns,omitempty"`
 	GPUSamplesNS  []int64 `json:"gpu_samples_ns,omitempty"`
+	// Engine, with replay --engine graph, is how the variant ran:
+	// EngineGraph (the step model's schedule; each sample is one pass of
+	// its window, a mean over its steps) or EnginePhases.
+	Engine string `json:"engine,omitempty"`
 	// PhasesNS is where the main thread's measured steps went, mean ns per
 	// step by phase (PhaseData and the others): the steps' wall time, split
 	// so that a replayed step that differs from the trace's says where.
@@ -174,6 +179,9 @@ func NewResult(p *Plan, device string, measured []Measured, steps int, box *Box)
 			r.Notes = append(r.Notes, n)
 		}
 		r.Notes = append(r.Notes, fidelityNotes(r)...)
+		if n := engineNote(r); n != "" {
+			r.Notes = append(r.Notes, n)
+		}
 		for _, v := range r.Variants {
 			if v.Note != "" {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: %s", v.Name, v.Note))
@@ -213,7 +221,7 @@ func ratio(a, b int64) float64 {
 func fidelityNotes(r *Result) []string {
 	f := r.Fidelity
 	var out []string
-	if !Faithful(f.GPU) && r.ObservedGPUNS > 0 {
+	if !Faithful(f.GPU) && r.ObservedGPUNS > 0 && r.Variants[0].GPUNSMean > 0 {
 		out = append(out, fmt.Sprintf("GPU time per step replays at %.2f of the trace's (%s): copies or kernels run at another speed here than where the trace was taken, so the speedups of fixes that change them differ too",
 			f.GPU, pct(f.GPU)))
 	}
@@ -380,3 +388,24 @@ func profilerRangeNote(p *Plan) string {
 
 // pct writes x as a signed percentage difference from 1 ("+12 %").
 func pct(x float64) string { return fmt.Sprintf("%+.0f %%", 100*(x-1)) }
+
+// engineNote says, where variants ran from the step model's schedule, which
+// ran by phases instead and why.
+func engineNote(r *Result) string {
+	var graph, phases []string
+	for _, v := range r.Variants {
+		switch v.Engine {
+		case EngineGraph:
+			graph = append(graph, v.Name)
+		case EnginePhases:
+			phases = append(phases, v.Name)
+		}
+	}
+	switch {
+	case len(graph) == 0 && len(phases) > 0:
+		return "every variant ran by phases: the step model does not reproduce this trace or keeps no schedule of it (analyze's model.why)"
+	case len(phases) > 0:
+		return fmt.Sprintf("%s ran by phases, against the observed step run by phases: no schedule holds a captured CUDA graph or a step the model did not simulate", strings.Join(phases, ", "))
+	}
+	return ""
+}

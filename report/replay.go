@@ -205,18 +205,39 @@ func replayText(p *printer, r *replay.Result) {
 		"vs model", "median", "GPU mean", "setup")
 	for _, v := range r.Variants {
 		p.line("%-19s %-20s %11s %8s %10s %11s %8s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-			units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+			units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(v))
 	}
 	p.line("")
 	if l := boxLine(r); l != "" {
 		p.line("%s", l)
 	}
 	if f := r.Fidelity; f != nil {
-		p.line("fidelity of the observed replay: step %.2f (%s replayed / %s in the trace, means), median %.2f, GPU %.2f (%s / %s)",
-			f.Step, units.Dur(r.Variants[0].StepNSMean), units.Dur(r.ObservedStepMeanNS), f.StepMedian,
-			f.GPU, units.Dur(r.Variants[0].GPUNSMean), units.Dur(r.ObservedGPUNS))
+		gpu := fmt.Sprintf(", GPU %.2f (%s / %s)", f.GPU, units.Dur(r.Variants[0].GPUNSMean), units.Dur(r.ObservedGPUNS))
+		if r.Variants[0].GPUNSMean == 0 {
+			gpu = "" // the step model's schedule: GPU time not measured
+		}
+		p.line("fidelity of the observed replay: step %.2f (%s replayed / %s in the trace, means), median %.2f%s",
+			f.Step, units.Dur(r.Variants[0].StepNSMean), units.Dur(r.ObservedStepMeanNS), f.StepMedian, gpu)
 		textNotes(p, notes(r))
 	}
+}
+
+// gpuMean is a variant's measured GPU time per step, "-" where it was
+// not measured (a variant run from the step model's schedule).
+func gpuMean(m replay.Measured) string {
+	if m.GPUNSMean <= 0 {
+		return "-"
+	}
+	return units.Dur(m.GPUNSMean)
+}
+
+// setupOf is what variant v ran: the step model's schedule with the fix's
+// setup, or the phases with it.
+func setupOf(v replay.VariantResult) string {
+	if v.Engine == replay.EngineGraph {
+		return "model schedule: " + setupText(v.Plan)
+	}
+	return setupText(v.Plan)
 }
 
 // modelStep is the step model's predicted step for variant v ("-" where
@@ -283,7 +304,7 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 		p.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
 		for _, v := range r.Variants {
 			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-				units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), units.Dur(v.GPUNSMean), setupText(v.Plan))
+				units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(v))
 		}
 		p.line("")
 		if l := boxLine(r); l != "" {
@@ -331,7 +352,7 @@ func replayHTML(r *replay.Result) htmlPage {
 			hnum("vs model"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
 		for _, v := range r.Variants {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
-				cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant)), cn(vsModel(v.Measured)), cn(units.Dur(v.StepNSMedian)), cn(units.Dur(v.GPUNSMean)), ct(setupText(v.Plan))}})
+				cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant)), cn(vsModel(v.Measured)), cn(units.Dur(v.StepNSMedian)), cn(gpuMean(v.Measured)), ct(setupOf(v))}})
 		}
 		if l := boxLine(r); l != "" {
 			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/replay"
 	"github.com/traceaudit/traceaudit/replay/cuda"
 	"github.com/traceaudit/traceaudit/timeline"
@@ -154,5 +155,42 @@ func TestGPUKernelFloor(t *testing.T) {
 	if box.KernelNS >= l.KernelNS+box.KernelFloorNS {
 		t.Errorf("a replayed kernel takes %v back to back, not less than the floor %v plus the trace's %v",
 			time.Duration(box.KernelNS), time.Duration(box.KernelFloorNS), time.Duration(l.KernelNS))
+	}
+}
+
+// TestGPUSchedule: a schedule of one thread, each step a 5 ms kernel, 5
+// ms of host work and a wait for the kernel: about 10 ms a step; without
+// the wait (no-sync's schedule) the host work overlaps the next step's
+// kernel: about 5 ms.
+func TestGPUSchedule(t *testing.T) {
+	ex := gpu(t)
+	step := func(wait bool) *model.Schedule {
+		s := &model.Schedule{Name: "synthetic", Steps: 4, Streams: 1, Threads: make([]model.Thread, 1)}
+		for range s.Steps {
+			w := int32(len(s.Work))
+			s.Work = append(s.Work, model.Work{Stream: 0, DurNS: 5_000_000, After: -1})
+			launch := model.Call{Kind: model.CallLaunch, Anchor: -1, Wait: -1, HostNS: 5_000, Work: []int32{w}}
+			sync := model.Call{Kind: model.CallSync, Anchor: -1, Wait: -1, GapNS: 5_000_000, HostNS: 5_000}
+			if wait {
+				sync.Wait = w
+			}
+			s.Threads[0].Calls = append(s.Threads[0].Calls, launch, sync)
+		}
+		return s
+	}
+	obs, err := replay.RunSchedule(context.Background(), ex, step(true), replay.Options{Steps: 8}, 0)
+	must(t, err)
+	free, err := replay.RunSchedule(context.Background(), ex, step(false), replay.Options{Steps: 8}, 0)
+	must(t, err)
+	t.Logf("observed %v, without the wait %v", obs, free)
+	for _, d := range obs {
+		if d < 9_800_000 || d > 11_000_000 {
+			t.Errorf("observed pass: %v a step, want about 10 ms", time.Duration(d))
+		}
+	}
+	for _, d := range free {
+		if d < 4_900_000 || d > 5_600_000 {
+			t.Errorf("without the wait: %v a step, want about 5 ms (the GPU's pace)", time.Duration(d))
+		}
 	}
 }

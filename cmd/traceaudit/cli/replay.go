@@ -32,6 +32,7 @@ type ReplayOptions struct {
 	DryRun   bool
 	Steps    int
 	Variants string
+	Engine   string
 	Device   int
 	Format   string
 	OutDir   string
@@ -47,15 +48,20 @@ func NewCmdReplay(ios *IO, runF func(*ReplayOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay [flags] FILE|JOB...",
 		Short: "On a GPU box: replay one step of the trace as observed and once per fix, and measure the speedups",
-		Long: `replay analyzes the trace, builds a plan of one steady-state step (host data
-work, copies with their sizes and memory kinds, munmap of batch buffers where
-the trace shows munmap stalls, GPU compute time), and runs it on a GPU with
-real copies, streams, a spin kernel over all SMs and real host work: once as
-observed and once per recommended fix (pinned, pinned-copy-stream,
-prefetch-workers, reuse-buffers, cuda-graph, no-sync, all). It reports the
-measured step time and speedup of each next to the analyzer's prediction,
-the fidelity of the observed replay against the trace, and this machine's
-copy bandwidths beside the trace's.
+		Long: `replay analyzes the trace and runs the step model's window of steady steps on a
+GPU: every host call in order with the host time before it, every kernel
+(a spin kernel of its traced duration), copy (its bytes, from pageable or
+pinned memory) and wait, as the model simulates it; once as observed and
+once per recommended fix, each fix the model's own transform (pinned,
+pinned-copy-stream, pack-copies, prefetch-workers with a pool of producers,
+persistent-workers, no-sync, keep-cache, reuse-buffers, cache-data,
+fewer-collectives, all). It reports the measured step and speedup of each
+next to the model's predicted step, the fidelity of the observed replay
+against the trace, and this machine's copy bandwidths beside the trace's.
+Where no schedule holds a fix (cuda-graph: a captured graph is not a
+sequence of calls) or the model does not reproduce the trace, variants run
+by phases (--engine phases for all: the step reduced to data, copy, launch,
+other and sync phases, with real batches, producers, pinning and munmap).
 
 Given a job (the rank traces of one job, a folder of them, or an Nsight
 Systems export of several GPU processes), it replays one rank: the straggler,
@@ -83,6 +89,9 @@ everything on exit and on Ctrl-C.`,
 			if err := checkFormat(opts.Format, "text", "json", "markdown"); err != nil {
 				return err
 			}
+			if opts.Engine != replay.EnginePhases && opts.Engine != replay.EngineGraph {
+				return usagef("--engine %q: want phases or graph", opts.Engine)
+			}
 			if opts.Steps < 1 || opts.Steps > 10000 {
 				return usagef("--steps %d: want 1 to 10000", opts.Steps)
 			}
@@ -108,6 +117,7 @@ everything on exit and on Ctrl-C.`,
 				}
 				cfg.UnprofiledStepNS = st.Nanoseconds() // the model's predicted steps stand for the same loop
 			}
+			cfg.KeepSchedules = opts.Engine == replay.EngineGraph
 			opts.Config, opts.Files, opts.File = cfg, args, args[0]
 			opts.Args = append([]string{"traceaudit"}, opts.IO.Args...)
 			if runF != nil {
@@ -118,8 +128,9 @@ everything on exit and on Ctrl-C.`,
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "print the plan without running it (no GPU needed)")
-	fl.IntVar(&opts.Steps, "steps", 10, "measured steps per variant (after 2 warm-up steps)")
+	fl.IntVar(&opts.Steps, "steps", 10, "measured steps per variant, at least (after 2 warm-up steps; a schedule runs whole passes of the model's window, one to warm up)")
 	fl.StringVar(&opts.Variants, "variants", "", "comma-separated variants to run (default: observed, the fixes the findings call for, and all)")
+	fl.StringVar(&opts.Engine, "engine", replay.EngineGraph, "how variants run: graph (the step model's schedule: every call, kernel, copy and wait of its window, as the model simulates it with each fix) or phases (the step reduced to data, copy, launch, other and sync phases, with real batches and producers)")
 	fl.IntVar(&opts.Device, "device", 0, "CUDA device ordinal")
 	fl.IntVar(&opts.Rank, "rank", -1, "the rank of a job to replay (default: the straggler)")
 	fl.StringVar(&opts.Format, "format", "text", "output format: text, markdown or json")
@@ -128,6 +139,7 @@ everything on exit and on Ctrl-C.`,
 	fl.StringVar(&opts.profiler.python, "python", "python3", "the Python with PyTorch that --profiler-cost auto measures with")
 	fl.Var(stepFlag{&opts.profiler.step}, "unprofiled-step", "the loop's mean step without the profiler, as your logs measure it: a duration (37ms) or a rate (27it/s); the trace's mean step less it is taken out of the replayed host phases (instead of --profiler-cost)")
 	completeValues(cmd, "format", []string{"text", "markdown", "json"})
+	completeValues(cmd, "engine", []string{replay.EnginePhases, replay.EngineGraph})
 	completeList(cmd, "variants", replay.Names)
 	opts.ranges.register(cmd)
 	return cmd
@@ -241,7 +253,7 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Result, error) {
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
-	box, measured, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
+	box, measured, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup, Engine: opts.Engine,
 		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)

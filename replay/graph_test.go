@@ -1,0 +1,138 @@
+package replay
+
+import (
+	"context"
+	"testing"
+
+	"github.com/traceaudit/traceaudit/analyze"
+	"github.com/traceaudit/traceaudit/analyze/model"
+	"github.com/traceaudit/traceaudit/analyze/suite"
+	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+)
+
+// graphPlan is the plan of a step-model trace with the model's schedules
+// kept, its variants chosen.
+func graphPlan(t *testing.T, name, variants string) *Plan {
+	t.Helper()
+	cfg := analyze.DefaultConfig()
+	cfg.KeepSchedules = true
+	p, err := Build(testaudit.FileWith(t, stepModelTrace(name), cfg), suite.Default)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Select(variants); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// countFrom is how many of the fake's ops from index from on are of kind,
+// pinned or not (nil: either).
+func countFrom(f *Fake, from int, kind string, pinned *bool) (n int) {
+	for _, o := range f.Ops[from:] {
+		if o.Kind == kind && (pinned == nil || o.Pinned == *pinned) {
+			n++
+		}
+	}
+	return n
+}
+
+// copies counts schedule s's copies of kind, pageable and pinned, and its
+// main thread's host time a step.
+func copies(s *model.Schedule, kind model.WorkKind) (pageable, pinned int, host int64) {
+	for _, w := range s.Work {
+		if w.Kind != model.WorkKernel && w.Bytes == 0 {
+			continue // packed into another copy: never queued
+		}
+		if w.Kind == kind && w.Pinned {
+			pinned++
+		} else if w.Kind == kind {
+			pageable++
+		}
+	}
+	for _, cl := range s.Threads[s.Main].Calls {
+		host += cl.GapNS + cl.HostNS
+	}
+	return pageable, pinned, (host + s.Threads[s.Main].TailNS) / int64(s.Steps)
+}
+
+// TestGraphEngineRunsTheSchedule: the graph engine runs a schedule call by
+// call: host-metrics' observed loop reads its logits back with a pageable
+// copy each step and no-sync into pinned memory; many-features' 200
+// pageable copies a step become one pinned copy with pack-copies. Each pass issues
+// every copy of the window, and takes at least the main thread's host
+// time.
+func TestGraphEngineRunsTheSchedule(t *testing.T) {
+	no, yes := false, true
+	for _, tc := range []struct {
+		trace, fix string
+		kind       model.WorkKind
+		op         string
+	}{
+		{"host-metrics", NoSync, model.WorkDtoH, "dtoh"},
+		{"many-features", PackCopies, model.WorkHtoD, "htod"},
+	} {
+		p := graphPlan(t, tc.trace, Observed+","+tc.fix)
+		for _, name := range []string{Observed, tc.fix} {
+			s, ok := p.schedule(name)
+			if !ok {
+				t.Fatalf("%s: no schedule for %s", tc.trace, name)
+			}
+			pageable, pinned, host := copies(s, tc.kind)
+			if name == Observed && pageable < s.Steps || name == tc.fix && (pinned < s.Steps || pageable > 0) {
+				t.Fatalf("%s %s: %d pageable and %d pinned %s copies in %d steps", tc.trace, name, pageable, pinned, tc.op, s.Steps)
+			}
+			f := newFake()
+			wall, err := runSchedule(context.Background(), f, s, Options{Steps: 2}, 0, func() {})
+			if err != nil {
+				t.Fatalf("%s %s: %v", tc.trace, name, err)
+			}
+			passes := len(wall) + 1
+			if got, want := countFrom(f, 0, tc.op, &no), passes*pageable; got != want {
+				t.Errorf("%s %s: %d pageable %s copies, want %d", tc.trace, name, got, tc.op, want)
+			}
+			if got, want := countFrom(f, 0, tc.op, &yes), passes*pinned; got != want {
+				t.Errorf("%s %s: %d pinned %s copies, want %d", tc.trace, name, got, tc.op, want)
+			}
+			if m := mean(wall); m < host*95/100 {
+				t.Errorf("%s %s: %d ns a step, below the schedule's host time of %d", tc.trace, name, m, host)
+			}
+		}
+		// The variants through Run: both by the graph engine.
+		_, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Engine: EngineGraph})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.trace, err)
+		}
+		if len(ms) != 2 || ms[0].Engine != EngineGraph || ms[1].Engine != EngineGraph || ms[1].Speedup <= 1 {
+			t.Errorf("%s: engines %q and %q, speedup %.2f: want both graph, a speedup", tc.trace, ms[0].Engine, ms[1].Engine, ms[1].Speedup)
+		}
+	}
+}
+
+// TestPackCopiesScheduleCopiesOnce: pack-copies' schedule of many-features
+// queues one pinned copy a step, of the bytes of the 200 it replaces.
+func TestPackCopiesScheduleCopiesOnce(t *testing.T) {
+	p := graphPlan(t, "many-features", Observed+","+PackCopies)
+	obs, _ := p.schedule(Observed)
+	s, ok := p.schedule(PackCopies)
+	if !ok {
+		t.Fatal("no pack-copies schedule")
+	}
+	bytes := func(s *model.Schedule) (n int, b int64) {
+		for _, th := range s.Threads {
+			for _, cl := range th.Calls {
+				for _, w := range cl.Work {
+					if s.Work[w].Kind == model.WorkHtoD {
+						n, b = n+1, b+s.Work[w].Bytes
+					}
+				}
+			}
+		}
+		return n, b
+	}
+	on, ob := bytes(obs)
+	n, b := bytes(s)
+	if on < 150*obs.Steps || n != s.Steps || b != ob {
+		t.Errorf("observed %d copies of %d bytes in %d steps, pack-copies %d of %d: want one a step, the same bytes", on, ob, obs.Steps, n, b)
+	}
+}
