@@ -359,6 +359,9 @@ func (p *Plan) Select(list string) error {
 			} else {
 				v = fixVariant(name, p)
 			}
+			if f, ok := p.model.Fix(name); ok && p.model.Faithful() {
+				v.ModelStepNS = f.StepNS // the model simulated it for a finding below the plan's severity
+			}
 		}
 		out = append(out, v)
 	}
