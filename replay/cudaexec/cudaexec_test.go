@@ -158,10 +158,10 @@ func TestGPUKernelFloor(t *testing.T) {
 	}
 }
 
-// TestGPUSchedule: a schedule of one thread, each step a 5 ms kernel, 5
-// ms of host work and a wait for the kernel: about 10 ms a step; without
-// the wait (no-sync's schedule) the host work overlaps the next step's
-// kernel: about 5 ms.
+// TestGPUSchedule: a schedule of one thread, each step 5 ms of host work,
+// a 5 ms kernel and a wait for it: about 10 ms a step; without the wait
+// (no-sync's schedule) the host work overlaps the kernel before it: about
+// 5 ms.
 func TestGPUSchedule(t *testing.T) {
 	ex := gpu(t)
 	step := func(wait bool) *model.Schedule {
@@ -169,8 +169,8 @@ func TestGPUSchedule(t *testing.T) {
 		for range s.Steps {
 			w := int32(len(s.Work))
 			s.Work = append(s.Work, model.Work{Stream: 0, DurNS: 5_000_000, After: -1})
-			launch := model.Call{Kind: model.CallLaunch, Anchor: -1, Wait: -1, HostNS: 5_000, Work: []int32{w}}
-			sync := model.Call{Kind: model.CallSync, Anchor: -1, Wait: -1, GapNS: 5_000_000, HostNS: 5_000}
+			launch := model.Call{Kind: model.CallLaunch, Anchor: -1, Wait: -1, GapNS: 5_000_000, HostNS: 5_000, Work: []int32{w}}
+			sync := model.Call{Kind: model.CallSync, Anchor: -1, Wait: -1, HostNS: 5_000}
 			if wait {
 				sync.Wait = w
 			}
