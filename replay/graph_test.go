@@ -8,6 +8,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/analyze/suite"
 	"github.com/traceaudit/traceaudit/internal/testing/testaudit"
+	"github.com/traceaudit/traceaudit/internal/testing/testfix"
 )
 
 // graphPlan is the plan of a step-model trace with the model's schedules
@@ -134,5 +135,61 @@ func TestPackCopiesScheduleCopiesOnce(t *testing.T) {
 	n, b := bytes(s)
 	if on < 150*obs.Steps || n != s.Steps || b != ob {
 		t.Errorf("observed %d copies of %d bytes in %d steps, pack-copies %d of %d: want one a step, the same bytes", on, ob, obs.Steps, n, b)
+	}
+}
+
+// TestGraphEngineQueuesEveryWork: m1_reuse's schedule holds work the
+// model holds past its launch (queued by its stream's launcher) and a
+// second thread that follows the main one; text-workers' prefetch-workers
+// has a pool of producers. Every pass queues each piece of work once.
+func TestGraphEngineQueuesEveryWork(t *testing.T) {
+	for _, tc := range []struct {
+		path, name string
+		pool       bool
+	}{
+		{testfix.Project("m1_reuse.pt.trace.json.gz"), Observed, false},
+		{stepModelTrace("text-workers"), PrefetchWorkers, true},
+	} {
+		cfg := analyze.DefaultConfig()
+		cfg.KeepSchedules = true
+		p, err := Build(testaudit.FileWith(t, tc.path, cfg), suite.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, ok := p.schedule(tc.name)
+		if !ok {
+			t.Fatalf("%s: no %s schedule", tc.path, tc.name)
+		}
+		held, anchored := 0, 0
+		for _, w := range s.Work {
+			if w.LatNS >= heldNS {
+				held++
+			}
+		}
+		for _, th := range s.Threads {
+			for _, cl := range th.Calls {
+				if cl.Anchor >= 0 {
+					anchored++
+				}
+			}
+		}
+		if anchored == 0 || len(s.Threads) < 2 || tc.pool != (s.Pool != nil) || !tc.pool && held == 0 {
+			t.Fatalf("%s %s: %d held, %d anchored calls, %d threads, pool %v: not the schedule this test is for",
+				tc.path, tc.name, held, anchored, len(s.Threads), s.Pool != nil)
+		}
+		f := newFake()
+		wall, err := runSchedule(context.Background(), f, s, Options{Steps: 1}, 0, func() {})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		queued := 0
+		for _, o := range f.Ops {
+			if o.Kind == "compute" || o.Kind == "htod" || o.Kind == "dtoh" {
+				queued++
+			}
+		}
+		if want := (len(wall) + 1) * len(s.Work); queued != want {
+			t.Errorf("%s %s: %d pieces of work queued in %d passes, want %d", tc.path, tc.name, queued, len(wall)+1, want)
+		}
 	}
 }
