@@ -287,6 +287,9 @@ type Plan struct {
 	// model is the analysis's step model, whose schedules the graph
 	// engine runs.
 	model *model.Model
+	// Engine is the engine the plan is run with (EngineGraph or
+	// EnginePhases), for the result to describe.
+	Engine string `json:"-"`
 }
 
 // Profiler is the profiler's own host cost taken out of a plan's host

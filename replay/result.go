@@ -39,9 +39,13 @@ type Result struct {
 	// Profiler, when set, is the profiler's own cost that the replay took
 	// out of the trace's host phases (Plan.LessProfiler).
 	Profiler *Profiler `json:"profiler,omitempty"`
-	// Step is the replayed step's plan.
-	Step     Phases          `json:"step"`
-	Variants []VariantResult `json:"variants"`
+	// Step is the replayed step's plan by phases.
+	Step Phases `json:"step"`
+	// Schedule, with the graph engine, describes the step model's
+	// schedule that the variants run (null with the phases engine, or
+	// where the model keeps none).
+	Schedule *ScheduleSummary `json:"schedule,omitempty"`
+	Variants []VariantResult  `json:"variants"`
 	// Fidelity compares the replayed observed variant with the trace;
 	// null in dry runs.
 	Fidelity *Fidelity `json:"fidelity"`
@@ -51,6 +55,43 @@ type Result struct {
 	// where the box's copies differ from the trace's, where fidelity is out
 	// of bounds and why, which fixes cost more than they save.
 	Notes []string `json:"notes"`
+}
+
+// ScheduleSummary is the size of the step model's observed schedule, and
+// the variants no schedule holds (run by phases).
+type ScheduleSummary struct {
+	Steps   int `json:"steps"`
+	Threads int `json:"threads"`
+	Streams int `json:"streams"`
+	// CallsPerStep and WorkPerStep are the host calls and the kernels and
+	// copies of one step.
+	CallsPerStep int      `json:"calls_per_step"`
+	WorkPerStep  int      `json:"work_per_step"`
+	ByPhases     []string `json:"by_phases"`
+}
+
+// scheduleSummary describes the schedules plan p runs with the graph
+// engine, nil where it runs by phases.
+func scheduleSummary(p *Plan) *ScheduleSummary {
+	if p.Engine != EngineGraph {
+		return nil
+	}
+	s, ok := p.schedule(Observed)
+	if !ok {
+		return nil
+	}
+	out := &ScheduleSummary{Steps: s.Steps, Threads: len(s.Threads), Streams: s.Streams, ByPhases: []string{}}
+	calls := 0
+	for _, th := range s.Threads {
+		calls += len(th.Calls)
+	}
+	out.CallsPerStep, out.WorkPerStep = calls/s.Steps, len(s.Work)/s.Steps
+	for _, v := range p.Variants {
+		if _, ok := p.schedule(v.Name); !ok {
+			out.ByPhases = append(out.ByPhases, v.Name)
+		}
+	}
+	return out
 }
 
 // VariantResult is one variant of a result: the variant as planned and
@@ -131,7 +172,8 @@ func Faithful(x float64) bool { return x >= FidelityLow && x <= FidelityHigh }
 func NewResult(p *Plan, device string, measured []Measured, steps int, box *Box) *Result {
 	r := &Result{File: p.File, DryRun: measured == nil, Device: device, ObservedStepNS: p.ObservedStepNS,
 		ObservedStepMeanNS: p.ObservedStepMeanNS, ObservedGPUNS: p.ObservedGPUNS, StepSpread: p.Spread, StepStat: "mean",
-		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Notes: []string{}}
+		TraceGBps: p.TraceGBps, Box: box, HostEventsPerStep: p.HostEventsPerStep, Profiler: p.Profiler, Step: p.Step, Notes: []string{},
+		Schedule: scheduleSummary(p)}
 	if p.Variants != nil {
 		r.Variants = make([]VariantResult, len(p.Variants))
 		for i, v := range p.Variants {
@@ -150,6 +192,9 @@ func NewResult(p *Plan, device string, measured []Measured, steps int, box *Box)
 	}
 	if n := spreadNote(p); n != "" {
 		r.Notes = append(r.Notes, n)
+	}
+	if p.Engine == EngineGraph && r.Schedule == nil {
+		r.Notes = append(r.Notes, "every variant runs by phases: the step model does not reproduce this trace (analyze's model.why)")
 	}
 	if measured != nil {
 		r.Steps = steps
@@ -402,8 +447,8 @@ func engineNote(r *Result) string {
 		}
 	}
 	switch {
-	case len(graph) == 0 && len(phases) > 0:
-		return "every variant ran by phases: the step model does not reproduce this trace or keeps no schedule of it (analyze's model.why)"
+	case len(graph) == 0:
+		return "" // said before the run (NewResult), or the phases engine chosen
 	case len(phases) > 0:
 		return fmt.Sprintf("%s ran by phases, against the observed step run by phases: no schedule holds a captured CUDA graph or a step the model did not simulate", strings.Join(phases, ", "))
 	}

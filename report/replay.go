@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/internal/units"
@@ -26,8 +27,23 @@ func ForReplay(r *replay.Result) *Document {
 	}}
 }
 
-// planLine describes the replayed step in one line.
+// planLine describes the replayed step in one line: the step model's
+// schedule, and the phases of the variants no schedule holds.
 func planLine(r *replay.Result) string {
+	s := r.Schedule
+	if s == nil {
+		return phasesLine(r)
+	}
+	line := fmt.Sprintf("the step model's window, %d steps of %d host calls and %d kernels and copies each, on %s and %s",
+		s.Steps, s.CallsPerStep, s.WorkPerStep, plural(s.Threads, "thread"), plural(s.Streams, "stream"))
+	if len(s.ByPhases) > 0 {
+		line += fmt.Sprintf("; by phases (%s): %s", strings.Join(s.ByPhases, ", "), phasesLine(r))
+	}
+	return line
+}
+
+// phasesLine describes the step the phases engine replays in one line.
+func phasesLine(r *replay.Result) string {
 	st := r.Step
 	var copies []string
 	for _, c := range st.Copies {
@@ -193,7 +209,7 @@ func replayText(p *printer, r *replay.Result) {
 	if r.DryRun {
 		p.line("%-19s %-20s %9s %11s   %s", "variant", "fixes", "predicted", "model step", "setup")
 		for _, v := range r.Variants {
-			p.line("%-19s %-20s %9s %11s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), setupText(v.Plan))
+			p.line("%-19s %-20s %9s %11s   %s", v.Name, fixFor(v), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), setupOf(r, v))
 		}
 		if len(r.Notes) > 0 {
 			p.line("")
@@ -205,7 +221,7 @@ func replayText(p *printer, r *replay.Result) {
 		"vs model", "median", "GPU mean", "setup")
 	for _, v := range r.Variants {
 		p.line("%-19s %-20s %11s %8s %10s %11s %8s %11s %11s   %s", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-			units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(v))
+			units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(r, v))
 	}
 	p.line("")
 	if l := boxLine(r); l != "" {
@@ -231,11 +247,18 @@ func gpuMean(m replay.Measured) string {
 	return units.Dur(m.GPUNSMean)
 }
 
-// setupOf is what variant v ran: the step model's schedule with the fix's
-// setup, or the phases with it.
-func setupOf(v replay.VariantResult) string {
-	if v.Engine == replay.EngineGraph {
-		return "model schedule: " + setupText(v.Plan)
+// setupOf is what variant v runs: the step model's schedule with the fix
+// applied, or the phases' setup.
+func setupOf(r *replay.Result, v replay.VariantResult) string {
+	graph := v.Engine == replay.EngineGraph
+	if r.DryRun && r.Schedule != nil {
+		graph = !slices.Contains(r.Schedule.ByPhases, v.Name)
+	}
+	if graph {
+		if v.Name == replay.Observed {
+			return "the model's schedule"
+		}
+		return "the model's schedule with " + v.Name
 	}
 	return setupText(v.Plan)
 }
@@ -291,7 +314,7 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 		p.line("| variant | fixes | setup | predicted speedup | model step |")
 		p.line("|---|---|---|---:|---:|")
 		for _, v := range r.Variants {
-			p.line("| `%s` | %s | %s | %s | %s |", v.Name, fixFor(v), setupText(v.Plan), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant))
+			p.line("| `%s` | %s | %s | %s | %s |", v.Name, fixFor(v), setupOf(r, v), units.Speedup(v.PredictedSpeedup), modelStep(v.Variant))
 		}
 		if len(r.Notes) > 0 {
 			p.line("")
@@ -304,7 +327,7 @@ func replayMarkdown(p *printer, r *replay.Result, o Options) {
 		p.line("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
 		for _, v := range r.Variants {
 			p.line("| `%s` | %s | %s | **%s** | %s | %s | %s | %s | %s | %s |", v.Name, fixFor(v), units.Dur(v.StepNSMean), units.Speedup(v.Speedup),
-				units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(v))
+				units.Speedup(v.PredictedSpeedup), modelStep(v.Variant), vsModel(v.Measured), units.Dur(v.StepNSMedian), gpuMean(v.Measured), setupOf(r, v))
 		}
 		p.line("")
 		if l := boxLine(r); l != "" {
@@ -339,7 +362,7 @@ func replayHTML(r *replay.Result) htmlPage {
 	if r.DryRun {
 		t.Head = []htmlHead{txt("variant"), txt("fixes"), txt("setup"), hnum("predicted speedup"), hnum("model step")}
 		for _, v := range r.Variants {
-			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupText(v.Plan)), cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant))}})
+			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), ct(setupOf(r, v)), cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant))}})
 		}
 		if len(r.Notes) > 0 {
 			pg.NotesTitle = "Notes"
@@ -352,7 +375,7 @@ func replayHTML(r *replay.Result) htmlPage {
 			hnum("vs model"), hnum("step (median)"), hnum("GPU per step"), txt("setup")}
 		for _, v := range r.Variants {
 			t.Rows = append(t.Rows, htmlRow{Cells: []htmlCell{ct(v.Name), ct(fixFor(v)), cn(units.Dur(v.StepNSMean)), cn(units.Speedup(v.Speedup)),
-				cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant)), cn(vsModel(v.Measured)), cn(units.Dur(v.StepNSMedian)), cn(gpuMean(v.Measured)), ct(setupOf(v))}})
+				cn(units.Speedup(v.PredictedSpeedup)), cn(modelStep(v.Variant)), cn(vsModel(v.Measured)), cn(units.Dur(v.StepNSMedian)), cn(gpuMean(v.Measured)), ct(setupOf(r, v))}})
 		}
 		if l := boxLine(r); l != "" {
 			pg.Lead = append(pg.Lead, strings.ToUpper(l[:1])+l[1:]+".")

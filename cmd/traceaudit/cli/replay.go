@@ -164,6 +164,7 @@ func replayRun(opts *ReplayOptions) error {
 	if err := p.Select(opts.Variants); err != nil {
 		return usagef("--variants: %v", err)
 	}
+	p.Engine = opts.Engine
 	// A dry run takes out a cost given as a duration or by the unprofiled
 	// step; measuring one needs the GPU box.
 	if !opts.DryRun || opts.profiler.offline() {
