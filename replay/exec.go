@@ -84,7 +84,14 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 		box.KernelFloorNS, box.KernelGapNS = r.kernelFloor.Nanoseconds(), r.kernelGap.Nanoseconds()
 		box.BuildWarmNS = r.buildWarmNS
 	}
-	total := len(p.Variants) * (o.Steps + o.Warmup)
+	total := 0
+	for _, v := range p.Variants {
+		if s, ok := p.schedule(v.Name); ok && o.Engine == EngineGraph {
+			total += schedulePasses(s, o) * s.Steps
+		} else {
+			total += o.Steps + o.Warmup
+		}
+	}
 	done := 0
 	tick := func() {
 		done++

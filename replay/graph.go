@@ -88,8 +88,8 @@ func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options,
 	if s.Steps <= 0 || s.Main >= len(s.Threads) || len(s.Threads[s.Main].Calls) == 0 {
 		return nil, fmt.Errorf("schedule %s: no main thread calls", s.Name)
 	}
-	measured := max(2, (o.Steps+s.Steps-1)/s.Steps)
-	passes := 1 + measured
+	passes := schedulePasses(s, o)
+	measured := passes - 1
 	g := &graphRun{ex: ex, s: s, kernelAdj: kernelAdj, evs: make([]Event, len(s.Work)), last: make([]int32, s.Streams)}
 	defer g.close()
 	for i := range g.last {
@@ -273,6 +273,15 @@ func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options,
 // step of each measured pass.
 func RunSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options, kernelAdj time.Duration) ([]int64, error) {
 	return runSchedule(ctx, ex, s, o, kernelAdj, func() {})
+}
+
+// schedulePasses is how many passes of schedule s's window a run makes:
+// one to warm up, then at least two and at least o.Steps steps.
+func schedulePasses(s *model.Schedule, o Options) int {
+	if s.Steps <= 0 {
+		return 1 // refused by runSchedule
+	}
+	return 1 + max(2, (o.Steps+s.Steps-1)/s.Steps)
 }
 
 // marks sets which work needs an event after it: work another stream
