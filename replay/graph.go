@@ -61,8 +61,9 @@ type graphRun struct {
 }
 
 // heldNS is the launch latency from which the model's latency is a hold
-// (the GPU running behind the host at the window's start), not the
-// driver's: the replay keeps it.
+// the trace shows (the GPU running behind the host at the window's start,
+// a dependency the graph does not hold), not the driver's: the replay
+// keeps it.
 const heldNS = 1_000_000
 
 // launcher queues one stream's work in order, each piece no sooner than
@@ -80,10 +81,10 @@ type heldWork struct {
 
 // runSchedule runs schedule s on ex as the model does: passes of the
 // window back to back, one goroutine per host thread, producers for the
-// pool where the schedule has one. It returns the mean step of each
-// measured pass (the first warms up): the main thread's pace, or the
-// GPU's where a stream runs behind it. kernelAdj is taken
-// off each kernel's duration.
+// pool where the schedule has one, kernelAdj taken off each kernel's
+// duration. It returns the mean step of each measured pass (the first
+// warms up): the main thread's pace, or that of a thread or stream that
+// runs behind it.
 func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options, kernelAdj time.Duration, tick func()) ([]int64, error) {
 	if s.Steps <= 0 || s.Main >= len(s.Threads) || len(s.Threads[s.Main].Calls) == 0 {
 		return nil, fmt.Errorf("schedule %s: no main thread calls", s.Name)

@@ -188,10 +188,7 @@ func (g *graph) schedule(c *costs) *Schedule {
 		th.Calls = append(th.Calls, cl)
 	}
 	for l := range g.threads {
-		s.Threads[l].TailNS = g.tail[l]
-		if c.hostKeep > 0 {
-			s.Threads[l].TailNS = c.scaled(g.tail[l])
-		}
+		s.Threads[l].TailNS = g.tail[l] // as the simulation has it: the tail keeps its traced time
 	}
 	if g.mainLane >= 0 {
 		s.Main = int(g.mainLane)
@@ -222,8 +219,7 @@ func (g *graph) schedule(c *costs) *Schedule {
 			s.Work = append(s.Work, w)
 		}
 	}
-	// Streams were written in lane order, each in start order: a call's
-	// work list must follow its launches' order too.
+	// Each call queues its work in the order the work started.
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if !nd.gpu {
