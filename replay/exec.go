@@ -16,9 +16,9 @@ type Options struct {
 	// Progress, if set, is called after each step with steps done and
 	// steps in all (over all variants).
 	Progress func(done, total int)
-	// Engine is EnginePhases (the default) or EngineGraph: the step
+	// Engine is EngineGraph (traceaudit replay's default: the step
 	// model's schedule of each variant that has one, the others by
-	// phases.
+	// phases) or EnginePhases ("" too).
 	Engine string
 }
 
@@ -133,18 +133,13 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 			phaseBase = m.StepNSMean
 		}
 	}
-	if o.Engine == EngineGraph && measured[0].Engine == EngineGraph && phaseBase == 0 {
-		for i := range measured {
-			if measured[i].Engine != EnginePhases {
-				continue
-			}
-			wall, _, _, err := r.measurePhases(ctx, p.Variants[0].Plan, o, func() {})
-			if err != nil {
-				return nil, nil, fmt.Errorf("variant %s: %w", Observed, err)
-			}
-			phaseBase = mean(wall)
-			break
+	byPhases := slices.ContainsFunc(measured, func(m Measured) bool { return m.Engine == EnginePhases })
+	if measured[0].Engine == EngineGraph && byPhases {
+		wall, _, _, err := r.measurePhases(ctx, p.Variants[0].Plan, o, func() {})
+		if err != nil {
+			return nil, nil, fmt.Errorf("variant %s by phases: %w", Observed, err)
 		}
+		phaseBase = mean(wall)
 	}
 	for i := range measured {
 		m := &measured[i]
