@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -191,5 +192,24 @@ func TestGraphEngineQueuesEveryWork(t *testing.T) {
 		if want := (len(wall) + 1) * len(s.Work); queued != want {
 			t.Errorf("%s %s: %d pieces of work queued in %d passes, want %d", tc.path, tc.name, queued, len(wall)+1, want)
 		}
+	}
+}
+
+// TestVariantWithoutScheduleRunsByPhases: cuda-graph has no schedule; with
+// the graph engine it runs by phases, and the result says so.
+func TestVariantWithoutScheduleRunsByPhases(t *testing.T) {
+	p := graphPlan(t, "many-features", Observed+","+CUDAGraph)
+	p.Engine = EngineGraph
+	box, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Engine: EngineGraph})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ms[0].Engine != EngineGraph || ms[1].Engine != EnginePhases || ms[1].Speedup <= 0 {
+		t.Fatalf("engines %q, %q, cuda-graph speedup %.2f: want graph, then phases with a speedup", ms[0].Engine, ms[1].Engine, ms[1].Speedup)
+	}
+	r := NewResult(p, "fake GPU", ms, 2, box)
+	wantNote(t, r, "cuda-graph ran by phases, against the observed step run by phases")
+	if r.Schedule == nil || !slices.Equal(r.Schedule.ByPhases, []string{CUDAGraph}) {
+		t.Errorf("schedule %+v: want cuda-graph by phases", r.Schedule)
 	}
 }
