@@ -77,6 +77,11 @@ type node struct {
 	// packed marks a small pageable host-to-device copy call, or the sync
 	// right after one: one tensor copied at a time.
 	packed bool
+	// copyWait marks a sync right after a pageable host-to-device copy:
+	// the copy's own wait (PyTorch synchronises the stream after a copy
+	// from pageable memory), which a non-blocking copy from pinned memory
+	// does not make.
+	copyWait bool
 
 	// GPU work.
 	launch int32 // the launching call's node, or -1
@@ -304,6 +309,11 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
 			if e.API == timeline.APISync && lastCall >= 0 && g.nodes[lastCall].packed && e.Start-g.nodes[lastCall].e < copySyncNS {
 				n.packed = true // the copy's own wait
+			}
+			if e.API == timeline.APISync && lastCall >= 0 && e.Start-g.nodes[lastCall].e < copySyncNS {
+				if pc := &g.nodes[lastCall]; pc.copy == timeline.CopyHtoD && pc.pageable {
+					n.copyWait = true
+				}
 			}
 			nodeOf[i] = int32(len(g.nodes))
 			lastCall = int32(len(g.nodes))

@@ -341,6 +341,8 @@ func (c *costs) call(nd *node) (int64, bool) {
 		return nd.bytes * 1_000 / hostCopyMBps, false
 	case c.pinned && nd.copy == htodKind && nd.pageable:
 		return min(dur, asyncCallNS), false
+	case c.pinned && nd.copyWait:
+		return 0, false // a non-blocking copy is waited for by no one
 	case c.cudaGraph && nd.class == launchClass:
 		return 0, false
 	}
