@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/traceaudit/traceaudit/analyze/model"
 	"slices"
 	"time"
 )
@@ -16,10 +17,6 @@ type Options struct {
 	// Progress, if set, is called after each step with steps done and
 	// steps in all (over all variants).
 	Progress func(done, total int)
-	// Engine is EngineGraph (traceaudit replay's default: the step
-	// model's schedule of each variant that has one, the others by
-	// phases) or EnginePhases ("" too).
-	Engine string
 }
 
 // ErrTooBig is returned when the plan needs more than half the free device
@@ -45,8 +42,8 @@ const (
 	PhaseSync = "sync"
 )
 
-// Run replays every variant of p on ex and returns what it measured of
-// each, in the order of p.Variants (step and GPU times, speedups), and the
+// Run replays every variant of p on ex, with p.Engine, and returns what
+// it measured of each, in the order of p.Variants (step and GPU times, speedups), and the
 // box's copy bandwidths at the plan's copy sizes; p is left as it is. It
 // stops between steps when ctx is cancelled (Ctrl-C); the caller closes ex.
 func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured, error) {
@@ -84,9 +81,14 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 		box.KernelFloorNS, box.KernelGapNS = r.kernelFloor.Nanoseconds(), r.kernelGap.Nanoseconds()
 		box.BuildWarmNS = r.buildWarmNS
 	}
+	// Each variant's schedule, written once (nil: it runs by phases).
+	scheds := make([]*model.Schedule, len(p.Variants))
 	total := 0
-	for _, v := range p.Variants {
-		if s, ok := p.schedule(v.Name); ok && o.Engine == EngineGraph {
+	for i, v := range p.Variants {
+		if p.Engine == EngineGraph {
+			scheds[i], _ = p.schedule(v.Name)
+		}
+		if s := scheds[i]; s != nil {
 			total += schedulePasses(s, o) * s.Steps
 		} else {
 			total += o.Steps + o.Warmup
@@ -100,12 +102,10 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 		}
 	}
 	var kernelAdj time.Duration
-	if o.Engine == EngineGraph {
-		floor, err := r.kernelBackToBack(64, 0)
-		if err != nil {
+	if slices.ContainsFunc(scheds, func(s *model.Schedule) bool { return s != nil }) {
+		if kernelAdj, err = r.floorInKernel(); err != nil {
 			return nil, nil, fmt.Errorf("measuring the kernel floor: %w", err)
 		}
-		kernelAdj = floor - time.Duration(GraphGapShare*float64(floor))
 	}
 	measured := make([]Measured, len(p.Variants))
 	// Variants without a schedule run by phases, and their speedups are
@@ -113,7 +113,7 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 	var phaseBase int64
 	for i, v := range p.Variants {
 		m := &measured[i]
-		if s, ok := p.schedule(v.Name); ok && o.Engine == EngineGraph {
+		if s := scheds[i]; s != nil {
 			wall, err := runSchedule(ctx, ex, s, o, kernelAdj, tick)
 			if err != nil {
 				return nil, nil, fmt.Errorf("variant %s: %w", v.Name, err)
@@ -152,7 +152,7 @@ func Run(ctx context.Context, ex Executor, p *Plan, o Options) (*Box, []Measured
 		}
 		m.Note = costNote(p.Variants[i].Name, m)
 	}
-	if o.Engine != EngineGraph {
+	if p.Engine != EngineGraph {
 		for i := range measured {
 			measured[i].Engine = "" // one engine: the JSON as it was
 		}

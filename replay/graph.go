@@ -32,8 +32,8 @@ type graphRun struct {
 	dev     DeviceBuffer
 	pinned  []byte
 	page    []byte
-	// kernelAdj is what a spin kernel adds around its spin on this GPU:
-	// taken off each kernel's traced duration (rig.calibrateKernels).
+	// kernelAdj is what a spin kernel adds around its spin on this GPU
+	// (rig.floorInKernel): taken off each kernel's traced duration.
 	kernelAdj time.Duration
 	// event[w] marks the work another stream waits for (Work.After) or a
 	// call waits for behind later work of its stream: an event is
@@ -527,8 +527,19 @@ func (p *Plan) schedule(name string) (*model.Schedule, bool) {
 	if !p.model.Faithful() {
 		return nil, false
 	}
+	return p.model.Schedule(modelName(name))
+}
+
+// hasSchedule reports whether schedule(name) writes one, without writing
+// it.
+func (p *Plan) hasSchedule(name string) bool {
+	return p.model.Faithful() && p.model.HasSchedule(modelName(name))
+}
+
+// modelName is the step model's name of variant name.
+func modelName(name string) string {
 	if name == Observed {
-		name = model.Observed
+		return model.Observed
 	}
-	return p.model.Schedule(name)
+	return name
 }

@@ -101,7 +101,8 @@ func TestGraphEngineRunsTheSchedule(t *testing.T) {
 			}
 		}
 		// The variants through Run: both by the graph engine.
-		_, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Engine: EngineGraph})
+		p.Engine = EngineGraph
+		_, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2})
 		if err != nil {
 			t.Fatalf("%s: %v", tc.trace, err)
 		}
@@ -200,7 +201,7 @@ func TestGraphEngineQueuesEveryWork(t *testing.T) {
 func TestVariantWithoutScheduleRunsByPhases(t *testing.T) {
 	p := graphPlan(t, "many-features", Observed+","+CUDAGraph)
 	p.Engine = EngineGraph
-	box, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2, Engine: EngineGraph})
+	box, ms, err := Run(context.Background(), newFake(), p, Options{Steps: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -287,8 +287,9 @@ type Plan struct {
 	// model is the analysis's step model, whose schedules the graph
 	// engine runs.
 	model *model.Model
-	// Engine is the engine the plan is run with (EngineGraph or
-	// EnginePhases), for the result to describe.
+	// Engine is the engine the plan is run with: EngineGraph (traceaudit
+	// replay's default: the step model's schedule of each variant that has
+	// one, the others by phases) or EnginePhases ("" too).
 	Engine string `json:"-"`
 }
 

@@ -87,7 +87,7 @@ func scheduleSummary(p *Plan) *ScheduleSummary {
 	}
 	out.CallsPerStep, out.WorkPerStep = calls/s.Steps, len(s.Work)/s.Steps
 	for _, v := range p.Variants {
-		if _, ok := p.schedule(v.Name); !ok {
+		if !p.hasSchedule(v.Name) {
 			out.ByPhases = append(out.ByPhases, v.Name)
 		}
 	}

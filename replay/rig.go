@@ -195,6 +195,22 @@ func (r *rig) calibrateKernels(l *Launches) error {
 	return err
 }
 
+// floorInKernel is the part of this GPU's kernel floor that a profiler
+// counts inside a kernel's duration (the floor less the gap between graph
+// kernels): what a spin kernel adds around its spin, taken off each
+// replayed kernel's traced duration. It reuses calibrateKernels' floor
+// where the plan had one measured, else measures it over 64 kernels.
+func (r *rig) floorInKernel() (time.Duration, error) {
+	if r.kernelFloor == 0 {
+		floor, err := r.kernelBackToBack(64, 0)
+		if err != nil {
+			return 0, err
+		}
+		r.kernelFloor, r.kernelGap = floor, time.Duration(GraphGapShare*float64(floor))
+	}
+	return r.kernelFloor - r.kernelGap, nil
+}
+
 // GraphGapShare is the share of an empty kernel's back-to-back time in a
 // CUDA graph that a profiler shows as the gap between kernels rather than
 // in their durations, as measured on an H200 against PyTorch's own graph

@@ -302,19 +302,15 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 				// A read-back: .item(), .cpu(), .numpy() into pageable memory.
 				n.readback = w.Copy == timeline.CopyDtoH && !n.pinned
 			}
-			if e.API == timeline.APISync && lastCall >= 0 && g.nodes[lastCall].readback && e.Start-g.nodes[lastCall].e < copySyncNS {
-				n.readback = true // the read-back's own wait
+			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
+			if e.API == timeline.APISync && lastCall >= 0 && e.Start-g.nodes[lastCall].e < copySyncNS {
+				// A sync right after a copy call is that copy's own wait.
+				pc := &g.nodes[lastCall]
+				n.readback = pc.readback
+				n.packed = pc.packed
+				n.copyWait = pc.copy == timeline.CopyHtoD && pc.pageable
 			}
 			n.afterRead = lastCall >= 0 && g.nodes[lastCall].readback && !n.readback
-			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
-			if e.API == timeline.APISync && lastCall >= 0 && g.nodes[lastCall].packed && e.Start-g.nodes[lastCall].e < copySyncNS {
-				n.packed = true // the copy's own wait
-			}
-			if e.API == timeline.APISync && lastCall >= 0 && e.Start-g.nodes[lastCall].e < copySyncNS {
-				if pc := &g.nodes[lastCall]; pc.copy == timeline.CopyHtoD && pc.pageable {
-					n.copyWait = true
-				}
-			}
 			nodeOf[i] = int32(len(g.nodes))
 			lastCall = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)

@@ -131,16 +131,23 @@ type keptGraph struct {
 // costs hold one no schedule can express (cuda-graph, alone or in all: a
 // captured graph is not a sequence of calls).
 func (m *Model) Schedule(name string) (*Schedule, bool) {
-	if m == nil || m.keep == nil || name == CUDAGraph {
+	if !m.HasSchedule(name) {
 		return nil, false
 	}
-	c, ok := m.keep.costs[name]
-	if !ok || c.cudaGraph {
-		return nil, false
-	}
+	c := m.keep.costs[name]
 	s := m.keep.g.schedule(&c)
 	s.Name, s.StepNS = name, m.keep.steps[name]
 	return s, true
+}
+
+// HasSchedule reports whether Schedule(name) writes one, without writing
+// it.
+func (m *Model) HasSchedule(name string) bool {
+	if m == nil || m.keep == nil {
+		return false
+	}
+	c, ok := m.keep.costs[name]
+	return ok && !c.cudaGraph
 }
 
 // schedule writes the graph with costs c applied as a program.
@@ -155,14 +162,16 @@ func (g *graph) schedule(c *costs) *Schedule {
 		s.Streams++
 	}
 	// Calls, per thread in program order (build appends them so).
-	callAt := make([]int32, len(g.nodes)) // node -> index in its thread's calls
+	// slot is, per node, a call's index among its thread's calls or a
+	// piece of GPU work's index in s.Work.
+	slot := make([]int32, len(g.nodes))
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if nd.gpu {
 			continue
 		}
 		th := &s.Threads[nd.lane]
-		callAt[i] = int32(len(th.Calls))
+		slot[i] = int32(len(th.Calls))
 		gap := c.gap(nd)
 		cl := Call{Anchor: -1, Wait: -1}
 		if nd.gapData > 0 && c.workers > 0 && nd.lane == g.mainLane {
@@ -193,31 +202,28 @@ func (g *graph) schedule(c *costs) *Schedule {
 	if g.mainLane >= 0 {
 		s.Main = int(g.mainLane)
 	}
-	// GPU work in stream order, each queued by its launching call (work no
-	// call of the window launched: by the main thread's call it follows).
-	workAt := make(map[int32]int32)
-	for l := g.threads; l < g.threads+g.streams; l++ {
-		for i := range g.nodes {
-			nd := &g.nodes[i]
-			if !nd.gpu || int(nd.lane) != l {
-				continue
-			}
-			w := Work{Stream: nd.lane - int32(g.threads), DurNS: c.work(nd), Bytes: nd.bytes, After: -1, LatNS: nd.lat}
-			if nd.launch < 0 {
-				w.LatNS = nd.offset
-			}
-			switch nd.copy {
-			case timeline.CopyHtoD:
-				w.Kind = WorkHtoD
-			case timeline.CopyDtoH:
-				w.Kind = WorkDtoH
-			}
-			if w.Kind == WorkHtoD && copyStream >= 0 {
-				w.Stream = copyStream
-			}
-			workAt[int32(i)] = int32(len(s.Work))
-			s.Work = append(s.Work, w)
+	// GPU work, each queued by its launching call (work no call of the
+	// window launched: by the main thread's call it follows).
+	for i := range g.nodes {
+		nd := &g.nodes[i]
+		if !nd.gpu {
+			continue
 		}
+		w := Work{Stream: nd.lane - int32(g.threads), DurNS: c.work(nd), Bytes: nd.bytes, After: -1, LatNS: nd.lat}
+		if nd.launch < 0 {
+			w.LatNS = nd.offset
+		}
+		switch nd.copy {
+		case timeline.CopyHtoD:
+			w.Kind = WorkHtoD
+		case timeline.CopyDtoH:
+			w.Kind = WorkDtoH
+		}
+		if w.Kind == WorkHtoD && copyStream >= 0 {
+			w.Stream = copyStream
+		}
+		slot[i] = int32(len(s.Work))
+		s.Work = append(s.Work, w)
 	}
 	// Each call queues its work in the order the work started.
 	for i := range g.nodes {
@@ -225,9 +231,9 @@ func (g *graph) schedule(c *costs) *Schedule {
 		if !nd.gpu {
 			continue
 		}
-		w := &s.Work[workAt[int32(i)]]
+		w := &s.Work[slot[i]]
 		if nd.dep >= 0 && !(c.copyStream && nd.copy == htodKind) {
-			w.After = workAt[nd.dep]
+			w.After = slot[nd.dep]
 		}
 		by := nd.launch
 		if by < 0 {
@@ -240,8 +246,8 @@ func (g *graph) schedule(c *costs) *Schedule {
 			continue
 		}
 		bn := &g.nodes[by]
-		cl := &s.Threads[bn.lane].Calls[callAt[by]]
-		cl.Work = append(cl.Work, workAt[int32(i)])
+		cl := &s.Threads[bn.lane].Calls[slot[by]]
+		cl.Work = append(cl.Work, slot[i])
 		if w.Kind != WorkKernel && cl.Kind == CallCopy {
 			w.Pinned = bn.pinned || cl.Wait == -1 && bn.blocking
 		}
@@ -256,10 +262,10 @@ func (g *graph) schedule(c *costs) *Schedule {
 		for k := range s.Threads[l].Calls {
 			cl := &s.Threads[l].Calls[k]
 			if cl.Anchor <= -2 {
-				cl.Anchor = callAt[-2-cl.Anchor]
+				cl.Anchor = slot[-2-cl.Anchor]
 			}
 			if cl.Wait <= -2 {
-				cl.Wait = workAt[-2-cl.Wait]
+				cl.Wait = slot[-2-cl.Wait]
 			}
 		}
 	}

@@ -254,7 +254,7 @@ func runReplay(opts *ReplayOptions, p *replay.Plan) (*replay.Result, error) {
 	bar := progress.New(opts.IO.Err, "replaying "+opts.File, opts.IO.ErrTTY)
 	defer bar.Done()
 	const warmup = 2
-	box, measured, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup, Engine: opts.Engine,
+	box, measured, err := replay.Run(ctx, ex, p, replay.Options{Steps: opts.Steps, Warmup: warmup,
 		Progress: func(done, total int) { bar.Update(int64(done), int64(total)) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot replay: %w", opts.File, err)
