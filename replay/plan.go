@@ -155,6 +155,10 @@ type Reads struct {
 	PerStep  int   `json:"per_step"`
 	OtherNS  int64 `json:"other_ns"`
 	CachedNS int64 `json:"cached_ns"`
+	// DiskPerStep of them waited on the disk (index.DiskReadNS or more):
+	// served from memory, each also spares the host model.WakeNS of
+	// slower work after it.
+	DiskPerStep int `json:"disk_per_step,omitempty"`
 }
 
 // savedNS is what serving the reads from memory takes off the other phase.
@@ -162,7 +166,7 @@ func (r *Reads) savedNS() int64 {
 	if r == nil {
 		return 0
 	}
-	return max(0, r.OtherNS-int64(r.PerStep)*r.CachedNS)
+	return max(0, r.OtherNS-int64(r.PerStep)*r.CachedNS) + int64(r.DiskPerStep)*model.WakeNS
 }
 
 // ReadKeptNS is the host time no-sync leaves after each read-back: the
@@ -587,19 +591,25 @@ func planFixPhases(r *audit.Analysis, tl *timeline.Timeline, ix *index.Index, st
 	}
 	if f := fixFinding(r, CacheData, analyze.SeverityWarning); f != nil {
 		var d fix.Reads
-		n := 0
-		for _, t := range ix.MainReadStarts {
-			if ix.InSteady(t) {
-				n++
-			}
-		}
-		n /= max(steps, 1)
+		n := inSteady(ix, ix.MainReadStarts) / max(steps, 1)
+		disk := inSteady(ix, ix.MainDiskReadStarts) / max(steps, 1)
 		if analyze.DecodeDetail(f, &d) && n >= 1 && d.ReadsPerStep >= 1 {
 			other := ix.MainReads.Intersect(ix.Buckets[index.Other]).Intersect(ix.SteadySet).Len() / int64(steps)
 			st.Reads = &Reads{PerStep: n, OtherNS: min(other, st.OtherNS),
-				CachedNS: model.CachedReadNS(d.BytesPerStep / int64(max(d.ReadsPerStep, 1)))}
+				CachedNS: model.CachedReadNS(d.BytesPerStep / int64(max(d.ReadsPerStep, 1))), DiskPerStep: disk}
 		}
 	}
+}
+
+// inSteady counts the times of ts in the steady steps.
+func inSteady(ix *index.Index, ts []int64) int {
+	n := 0
+	for _, t := range ts {
+		if ix.InSteady(t) {
+			n++
+		}
+	}
+	return n
 }
 
 // readSyncNS is how soon after a read-back's copy call a sync counts as

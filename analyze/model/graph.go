@@ -62,6 +62,8 @@ type node struct {
 	gapRead          int64 // of which in file reads (index.Index.MainReads)
 	gapReadData      int64 // of which in file reads inside data-loading ranges
 	gapReads         int32 // file reads that start in the gap
+	gapDiskReads     int32 // of which served by the disk (index.DiskReadNS or more)
+	gapDiskReadsData int32 // of which inside data-loading ranges
 	gapIssue         int64 // of which issuing collectives (Options.Issue)
 	gapEvents        int32 // profiler events recorded in the gap
 	blocking         bool  // returns only when the GPU work wait has ended
@@ -274,6 +276,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 					n.gapRead = ix.MainReads.Covered(prevEnd, e.Start)
 					n.gapReadData = readsInData.Covered(prevEnd, e.Start)
 					n.gapReads = int32(ix.MainReadsIn(prevEnd, e.Start))
+					n.gapDiskReads, n.gapDiskReadsData = diskReads(ix, prevEnd, e.Start)
 				}
 				for _, r := range restarts {
 					n.gapRestart += max(0, min(e.Start, r.End)-max(prevEnd, r.Start))
@@ -554,4 +557,21 @@ func quantile(xs []int64, q float64, def int64) int64 {
 	}
 	slices.Sort(xs)
 	return xs[int(q*float64(len(xs)-1)+0.5)]
+}
+
+// diskReads counts the main thread's disk reads that start in [lo, hi),
+// and those of them inside data-loading ranges.
+func diskReads(ix *index.Index, lo, hi int64) (all, inData int32) {
+	ts := ix.MainDiskReadStarts
+	a, _ := slices.BinarySearch(ts, lo)
+	for _, t := range ts[a:] {
+		if t >= hi {
+			break
+		}
+		all++
+		if ix.MainData.Contains(t) {
+			inData++
+		}
+	}
+	return all, inData
 }

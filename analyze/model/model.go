@@ -369,6 +369,12 @@ const (
 	cacheReadGBps = 5
 )
 
+// WakeNS is the host time a thread loses after each read that waited on
+// the disk, which cache-data also takes away: it slept, and wakes on a
+// cold core with cold caches, so the work that follows runs slower
+// (measured on the H200 box, docs/step-model.md).
+const WakeNS = 45_000
+
 // cachedRead is the time of one file read served from memory. Nsight
 // Systems records no read sizes: a read is taken to bring its share of the
 // bytes the main thread copies to the GPU in the window (the batch it

@@ -221,9 +221,10 @@ func TestUnprofiledStepTakesAShareOfTheHost(t *testing.T) {
 
 // Reads off the disk on the main thread (fixtures/storage: an HDF5 data
 // set whose pages are dropped from the cache each epoch): cache-data
-// serves them at memory speed. Its step lies between the cold trace's and
-// what the same loop, file cached, shows in its own trace (6.9 ms), within
-// 25 % of the latter (docs/step-model.md gives the real steps).
+// serves them at memory speed, and spares the host the slower work after
+// each read that slept on the disk. Its step lies within 10 % above what
+// the same loop, file cached, shows in its own trace (6.9 ms; without the
+// wakes it would be 1.24x that; docs/step-model.md gives the real steps).
 func TestCacheDataServesReadsFromMemory(t *testing.T) {
 	cold := testaudit.File(t, testfix.Project("storage/s0_cold.nsys.sqlite"))
 	warm := testaudit.File(t, testfix.Project("storage/s1_warm.nsys.sqlite"))
@@ -232,7 +233,7 @@ func TestCacheDataServesReadsFromMemory(t *testing.T) {
 	if !ok || f.EstimateSource != "model" || f.EstimatedSpeedup != fx.Speedup {
 		t.Fatalf("storage-read est. %.3fx (%s), cache-data %+v: want the model's cache-data", f.EstimatedSpeedup, f.EstimateSource, fx)
 	}
-	if w := warm.Model.StepNS; fx.StepNS < w || float64(fx.StepNS) > 1.25*float64(w) || fx.StepNS >= cold.Model.StepNS {
-		t.Errorf("cache-data step %d ns: want between the warm trace's %d ns and 1.25x it, below the cold %d ns", fx.StepNS, w, cold.Model.StepNS)
+	if w := warm.Model.StepNS; fx.StepNS < w || float64(fx.StepNS) > 1.1*float64(w) {
+		t.Errorf("cache-data step %d ns: want between the warm trace's %d ns and 1.1x it", fx.StepNS, w)
 	}
 }

@@ -289,11 +289,12 @@ func (c *costs) gap(nd *node) int64 {
 		gap -= int64(float64(nd.gapIssue) * c.issueCut)
 	}
 	if c.cachedReadNS > 0 && nd.gapRead > 0 {
-		read := nd.gapRead
+		read, reads, disk := nd.gapRead, nd.gapReads, nd.gapDiskReads
 		if c.workers > 0 {
-			read -= nd.gapReadData // the pool's fetches replace the reads in data ranges
+			// The pool's fetches replace the reads in data ranges.
+			read, disk = read-nd.gapReadData, disk-nd.gapDiskReadsData
 		}
-		gap -= max(0, read-int64(nd.gapReads)*c.cachedReadNS)
+		gap -= max(0, read-int64(reads)*c.cachedReadNS) + int64(disk)*WakeNS
 	}
 	if c.noSync && nd.afterRead && nd.gapData == 0 {
 		// The values read back are computed on the GPU and read every N

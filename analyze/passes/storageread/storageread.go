@@ -70,13 +70,9 @@ type Detail struct {
 // DetailOf reads f's detail; ok is false when a key is missing.
 func DetailOf(f *analyze.Finding) (d Detail, ok bool) { return d, analyze.DecodeDetail(f, &d) }
 
-// Median read times that tell the disk from the page cache: a batch
-// sample of up to a few hundred KB comes from memory in tens of µs (5 GB/s
-// and more on one thread), from an NVMe disk in 100 µs and more.
-const (
-	diskReadNS  = 100_000
-	cacheReadNS = 50_000
-)
+// cacheReadNS is the longest median read taken to come from the page
+// cache; from index.DiskReadNS on, the disk serves the reads.
+const cacheReadNS = 50_000
 
 func run(p *analyze.Pass) (any, error) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
@@ -125,7 +121,7 @@ func run(p *analyze.Pass) (any, error) {
 		d.MBps = float64(d.BytesPerStep) / float64(d.ReadNSPerStep) * 1e3
 	}
 	switch {
-	case d.MedianReadNS >= diskReadNS:
+	case d.MedianReadNS >= index.DiskReadNS:
 		d.Disk = 1
 	case d.MedianReadNS < cacheReadNS:
 		d.Disk = 0
