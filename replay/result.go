@@ -266,7 +266,9 @@ func ratio(a, b int64) float64 {
 func fidelityNotes(r *Result) []string {
 	f := r.Fidelity
 	var out []string
-	if !Faithful(f.GPU) && r.ObservedGPUNS > 0 && r.Variants[0].GPUNSMean > 0 {
+	// The graph engine does not time the GPU apart from the step (GPU 0).
+	gpuOff := f.GPU > 0 && !Faithful(f.GPU) && r.ObservedGPUNS > 0
+	if gpuOff {
 		out = append(out, fmt.Sprintf("GPU time per step replays at %.2f of the trace's (%s): copies or kernels run at another speed here than where the trace was taken, so the speedups of fixes that change them differ too",
 			f.GPU, pct(f.GPU)))
 	}
@@ -274,7 +276,7 @@ func fidelityNotes(r *Result) []string {
 	if w := hostPhaseWhy(r); w != "" {
 		why = w
 	}
-	if !Faithful(f.GPU) {
+	if gpuOff {
 		why = "the GPU time differs (above)"
 	}
 	switch pr := r.Profiler; {

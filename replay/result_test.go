@@ -69,6 +69,13 @@ func TestNotesSayWhatDiffers(t *testing.T) {
 	if v := r.Variants[1]; v.Note == "" || r.Variants[0].Note != "" {
 		t.Errorf("notes: observed %q, pinned %q", r.Variants[0].Note, v.Note)
 	}
+	// A step run without the GPU timed apart (the graph engine) says
+	// nothing of the GPU's time, and blames the host phases.
+	m[0].GPUNSMean = 0
+	all = strings.Join(NewResult(p, "fake GPU", m, 10, &Box{PageableGBps: 9, PinnedGBps: 50, Bytes: 1 << 20}).Notes, "\n")
+	if strings.Contains(all, "GPU time") || !strings.Contains(all, "1.30 of the trace's mean step (+30 %): the host phases") {
+		t.Errorf("notes without the GPU timed:\n%s", all)
+	}
 	// Within bounds, nothing to say.
 	q := tiny(BatchesMain)
 	q.TraceGBps = TraceGBps{Pageable: 6}
