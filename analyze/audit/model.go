@@ -104,6 +104,7 @@ const maxUncovered = 0.25
 // uninstrumented host work between launches go with a CUDA graph.
 var causeFix = map[string][]string{
 	"data_loading":             {model.PrefetchWorkers, model.PersistentWorkers},
+	"file_reads":               {model.CacheData, model.PrefetchWorkers},
 	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies},
 	"sync_calls":               {model.NoSync, model.PackCopies},
 	"OS_calls":                 {model.ReuseBuffers},

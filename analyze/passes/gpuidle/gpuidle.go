@@ -351,6 +351,15 @@ cudaGraphLaunch(exec, stream);  /* each iteration: one launch */`)
 			prog.Pick(`loader = DataLoader(dataset, batch_size=B, num_workers=N, pin_memory=True, persistent_workers=True)`,
 				`# build the next inputs in a background thread or process while the GPU runs this one`,
 				`/* a loader thread fills buffer (i+1)%2 while the GPU works on buffer i%2 */`)
+	case hostact.FileRead:
+		return "Most idle gaps (" + share + ") are file reads (" + topName + ") on the launching thread: the input " +
+				"comes off storage while the GPU waits (see storage-read). " +
+				prog.Pick("Read in DataLoader worker processes, keep a data set that fits in memory cached, or read larger contiguous chunks.",
+					"Read the next inputs ahead on another thread or process, keep inputs that fit in memory cached, or read larger contiguous chunks.",
+					"Read the next iteration's input on another thread (or with io_uring) while the GPU runs this one, or keep it cached in memory."),
+			prog.Pick(`loader = DataLoader(dataset, batch_size=B, num_workers=N, pin_memory=True)  # the reads in workers`,
+				`# read the next inputs in a background thread while the GPU runs this one`,
+				`/* a reader thread fills buffer (i+1)%2 while the GPU works on buffer i%2 */`)
 	case hostact.CopyCall:
 		return "Most idle gaps (" + share + ") are host-to-device copies the host waits for: " +
 				prog.Pick("copy from pinned memory with non_blocking=True, on a side stream, while the previous step computes (see sync-memcpy, copy-compute-serial).",

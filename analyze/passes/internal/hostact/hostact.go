@@ -1,6 +1,6 @@
 // Package hostact tells what a host thread was doing over a time window:
 // in a copy call, a synchronising call, a memory allocation call, an OS
-// call, a data-loading range, another named range, a host operator
+// call, a data-loading range, a file read, another named range, a host operator
 // (cpu_op, python_function), or uninstrumented work. Analyzers use it to
 // explain GPU idle gaps by the activity of the thread that launched the
 // work that ended them.
@@ -30,6 +30,10 @@ const (
 	// bucket counts.
 	OSCall
 	DataRange
+	// FileRead is a file read (timeline.IsFileRead: read, pread64,
+	// io_uring_enter) outside a data range: the input coming off storage
+	// on the thread itself (storage-read's time).
+	FileRead
 	NamedRange
 	// OSWait is any other OS call (sem_clockwait, poll, read, ioctl)
 	// outside a data or named range: inside one, the range names what the
@@ -42,7 +46,7 @@ const (
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "named ranges", "OS waits",
+var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "file reads", "named ranges", "OS waits",
 	"host operators", "uninstrumented host work"}
 
 func (c Cause) String() string { return causeNames[c] }
@@ -172,8 +176,11 @@ func (c *Cache) cause(e *timeline.Event) (cause Cause, isCopy bool) {
 	case timeline.KindOp:
 		return HostOp, false
 	case timeline.KindOS:
-		if index.IsMemoryOSCall(c.ix.TL.Name(e.Name)) {
+		switch name := c.ix.TL.Name(e.Name); {
+		case index.IsMemoryOSCall(name):
 			return OSCall, false
+		case timeline.IsFileRead(name):
+			return FileRead, false
 		}
 		return OSWait, false
 	case timeline.KindRange:
