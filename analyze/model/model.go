@@ -47,8 +47,9 @@ type Options struct {
 	// ProfilerEventNS is the cost per recorded event taken out of a
 	// profiled trace's host time (0: ProfilerEventNS; negative: none).
 	ProfilerEventNS int64
-	// UnprofiledStepNS, when set on a profiled trace, is the loop's mean
-	// step without the profiler as timed: the cost per event is the one
+	// UnprofiledStepNS, when set, is the loop's mean step without the
+	// profiler as timed (torch.profiler's or Nsight Systems', whose cost
+	// falls on the calls it intercepts): the cost per event is the one
 	// whose removal simulates that step (fitProfiler).
 	UnprofiledStepNS int64
 	// PinnedGBps is the pinned copy bandwidth, in GB/s, where neither the
@@ -175,7 +176,7 @@ func Build(ix *index.Index, o Options) *Model {
 		prof = max(prof, 0)
 	}
 	keep := 0.0
-	if g.profiled && o.UnprofiledStepNS > 0 {
+	if o.UnprofiledStepNS > 0 {
 		prof, keep = g.fitProfiler(o.UnprofiledStepNS, pin)
 	}
 	observed := (hi - lo) / int64(steps)
