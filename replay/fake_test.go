@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"unsafe"
 	"errors"
 	"fmt"
 	"sync"
@@ -20,6 +21,8 @@ type Op struct {
 	Bytes  int64
 	Pinned bool
 	Dur    time.Duration
+	// Host is the address of a copy's host memory.
+	Host *byte
 }
 
 // Fake implements Executor.
@@ -143,7 +146,7 @@ func (f *Fake) CopyDtoH(s Stream, dst []byte, src DeviceBuffer, pinned bool) err
 	if int64(len(dst)) > src.Size() {
 		return fmt.Errorf("fake: copy of %d bytes from a %d-byte buffer", len(dst), src.Size())
 	}
-	return f.log(Op{Kind: "dtoh", Stream: sid(s), Bytes: int64(len(dst)), Pinned: pinned, Dur: copyDur(int64(len(dst)), pinned)})
+	return f.log(Op{Kind: "dtoh", Stream: sid(s), Bytes: int64(len(dst)), Pinned: pinned, Dur: copyDur(int64(len(dst)), pinned), Host: unsafe.SliceData(dst)})
 }
 
 func (f *Fake) Compute(s Stream, d time.Duration) error {

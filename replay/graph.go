@@ -43,6 +43,8 @@ type graphRun struct {
 	mu   sync.Mutex
 	evs  []Event // the latest event recorded after each work
 	last []int32 // per stream, the work queued last
+	// unmaps are the releases of copyFresh's mappings under way.
+	unmaps sync.WaitGroup
 
 	// held[k], for a stream with work the model holds back after its
 	// launch (Work.LatNS of heldNS or more), queues that stream's work in
@@ -477,6 +479,10 @@ func (g *graphRun) queueNow(w int32) error {
 		if wk.Pinned {
 			dst = g.pinned
 		}
+		if wk.Fresh && !wk.Pinned {
+			err = g.copyFresh(st, wk.Bytes)
+			break
+		}
 		err = g.ex.CopyDtoH(st, dst[:wk.Bytes], g.dev, wk.Pinned)
 	default:
 		err = g.ex.Compute(st, max(time.Duration(wk.DurNS)-g.kernelAdj, 0))
@@ -503,7 +509,27 @@ func (g *graphRun) queueNow(w int32) error {
 }
 
 // close waits for the streams and frees what the run allocated.
+// copyFresh copies n bytes from the device into memory newly mapped from
+// the OS, whose pages fault in as the copy writes them, as a fresh
+// tensor's do (model.Work.Fresh). A copy to pageable memory returns when
+// it has ended; the mapping is then released off the calling thread,
+// whose traced host time already holds the program's own free.
+func (g *graphRun) copyFresh(st Stream, n int64) error {
+	m, err := newMapping(n)
+	if err != nil {
+		return err
+	}
+	err = g.ex.CopyDtoH(st, m.b, g.dev, false)
+	g.unmaps.Add(1)
+	go func() {
+		defer g.unmaps.Done()
+		_ = m.unmap()
+	}()
+	return err
+}
+
 func (g *graphRun) close() {
+	g.unmaps.Wait()
 	for _, st := range g.streams {
 		_ = g.ex.Sync(st) // after a failure the first error is what was returned
 	}

@@ -214,3 +214,47 @@ func TestVariantWithoutScheduleRunsByPhases(t *testing.T) {
 		t.Errorf("schedule %+v: want cuda-graph by phases", r.Schedule)
 	}
 }
+
+// TestGraphEngineCopiesIntoFreshMemory: eval-in-loop's read-backs that
+// the trace shows writing fresh pages (model.Work.Fresh) are copied into
+// memory mapped for each copy; the others into the one pageable buffer
+// the engine reuses.
+func TestGraphEngineCopiesIntoFreshMemory(t *testing.T) {
+	p := graphPlan(t, "eval-in-loop", Observed)
+	s, ok := p.schedule(Observed)
+	if !ok {
+		t.Fatal("no observed schedule")
+	}
+	fresh := 0
+	for _, w := range s.Work {
+		if w.Fresh {
+			fresh++
+		}
+	}
+	if fresh == 0 {
+		t.Fatal("no fresh copy in the schedule")
+	}
+	f := newFake()
+	wall, err := runSchedule(context.Background(), f, s, Options{Steps: 2}, 0, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := map[*byte]int{}
+	for _, op := range f.Ops {
+		if op.Kind == "dtoh" && !op.Pinned && op.Bytes >= 1<<20 {
+			hosts[op.Host]++
+		}
+	}
+	reused := 0
+	for _, n := range hosts {
+		reused = max(reused, n)
+	}
+	passes := len(wall) + 1
+	var all int
+	for _, n := range hosts {
+		all += n
+	}
+	if got := all - reused; got != passes*fresh {
+		t.Errorf("%d large read-backs in %d passes, %d into fresh memory: want %d (%d a pass)", all, passes, got, passes*fresh, fresh)
+	}
+}

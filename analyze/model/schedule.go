@@ -106,6 +106,11 @@ type Work struct {
 	// Pinned says a copy's host side is page-locked: its call returns at
 	// once.
 	Pinned bool `json:"pinned,omitempty"`
+	// Fresh says a pageable device-to-host copy wrote into memory fresh
+	// from the OS, its pages faulted in as the copy ran (a new tensor of
+	// .cpu() that glibc maps anew): it ran at under a third of the
+	// bandwidth of the window's fastest such copy (markFresh).
+	Fresh bool `json:"fresh,omitempty"`
 	// After, when 0 or more, is work on another stream this starts after
 	// (an event wait).
 	After int32 `json:"after"`
@@ -255,6 +260,7 @@ func (g *graph) schedule(c *costs) *Schedule {
 			cl.Kind = CallLaunch // a call the graph does not class as a launch, which queued work
 		}
 	}
+	s.markFresh()
 	if c.packCopies {
 		s.pack()
 	}
@@ -270,6 +276,35 @@ func (g *graph) schedule(c *costs) *Schedule {
 		}
 	}
 	return s
+}
+
+// freshBytes is the least size of a copy markFresh judges: a smaller
+// one's time is its call's, not its pages'.
+const freshBytes = 1 << 20
+
+// markFresh sets Work.Fresh on the pageable device-to-host copies of
+// freshBytes or more that ran at under a third of the bandwidth of the
+// fastest of them, where there are two or more.
+func (s *Schedule) markFresh() {
+	var fastest float64
+	n := 0
+	judged := func(w *Work) bool {
+		return w.Kind == WorkDtoH && !w.Pinned && w.Bytes >= freshBytes && w.DurNS > 0
+	}
+	for i := range s.Work {
+		if w := &s.Work[i]; judged(w) {
+			fastest = max(fastest, float64(w.Bytes)/float64(w.DurNS))
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	for i := range s.Work {
+		if w := &s.Work[i]; judged(w) && 3*float64(w.Bytes)/float64(w.DurNS) < fastest {
+			w.Fresh = true
+		}
+	}
 }
 
 // pack makes each run of small host-to-device copies on a thread, packed
