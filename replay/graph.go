@@ -154,14 +154,31 @@ func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options,
 	stop := make(chan struct{})
 	var producers sync.WaitGroup
 	if pl := s.Pool; pl != nil && pl.Workers > 0 {
+		// Each producer writes its batch as a DataLoader worker does, so
+		// that producers contend for memory as workers do, and burns the
+		// rest of the batch's traced time that one build here leaves.
+		rest := time.Duration(pl.BatchNS)
+		if pl.Bytes > 0 {
+			one, err := timeBuild(pl.Bytes)
+			if err != nil {
+				return nil, err
+			}
+			rest = max(0, rest-one)
+		}
 		batches = make(chan struct{}, 2*pl.Workers) // two batches a producer ahead
-		for range pl.Workers {
+		for w := range pl.Workers {
 			producers.Add(1)
 			go func() {
 				defer producers.Done()
 				runtime.LockOSThread()
-				for {
-					burn(time.Duration(pl.BatchNS))
+				for seed := byte(w); ; seed++ {
+					if pl.Bytes > 0 {
+						if err := workerBatch(pl.Bytes, seed); err != nil {
+							g.fail(err)
+							return
+						}
+					}
+					burn(rest)
 					select {
 					case batches <- struct{}{}:
 					case <-stop:
@@ -509,6 +526,37 @@ func (g *graphRun) queueNow(w int32) error {
 }
 
 // close waits for the streams and frees what the run allocated.
+// workerBatch writes one batch of n bytes into a new shared-memory segment
+// through a view of its own, and releases both, as a DataLoader worker
+// makes a batch for the main process (build: its memory traffic).
+func workerBatch(n int64, seed byte) error {
+	sh, err := newShm(n)
+	if err != nil {
+		return err
+	}
+	defer sh.close()
+	v, err := sh.view()
+	if err != nil {
+		return err
+	}
+	build(v.b, seed)
+	return v.unmap()
+}
+
+// timeBuild is the least of three workerBatch times of n bytes on one
+// thread alone: the memory traffic's share of a batch's build here.
+func timeBuild(n int64) (time.Duration, error) {
+	best := time.Duration(1 << 62)
+	for i := range 3 {
+		t0 := time.Now()
+		if err := workerBatch(n, byte(i)); err != nil {
+			return 0, err
+		}
+		best = min(best, time.Since(t0))
+	}
+	return best, nil
+}
+
 // copyFresh copies n bytes from the device into memory newly mapped from
 // the OS, whose pages fault in as the copy writes them, as a fresh
 // tensor's do (model.Work.Fresh). A copy to pageable memory returns when

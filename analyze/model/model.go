@@ -423,14 +423,23 @@ func (g *graph) warmFetch() int64 {
 // workers, and 2 % of a batch's build (at least 50 µs) without.
 func (g *graph) loader(running int, ix *index.Index) pool {
 	var fetches []int64
+	var copied int64
 	for i := range g.nodes {
-		if nd := &g.nodes[i]; !nd.gpu && nd.lane == g.mainLane && nd.gapData > 0 {
+		nd := &g.nodes[i]
+		if nd.gpu || nd.lane != g.mainLane {
+			continue
+		}
+		if nd.gapData > 0 {
 			fetches = append(fetches, nd.gapData)
+		}
+		if nd.copy == htodKind {
+			copied += nd.bytes
 		}
 	}
 	if len(fetches) == 0 {
 		return pool{}
 	}
+	bytes := copied / int64(len(fetches))
 	slices.Sort(fetches)
 	var sum int64
 	for _, f := range fetches {
@@ -440,9 +449,9 @@ func (g *graph) loader(running int, ix *index.Index) pool {
 	if running > 0 {
 		step := (g.hi - g.lo) / int64(g.steps)
 		perFetch := step * int64(g.steps) / int64(len(fetches))
-		return pool{batchNS: int64(running) * perFetch, handoffNS: fetches[0]}
+		return pool{batchNS: int64(running) * perFetch, handoffNS: fetches[0], bytes: bytes}
 	}
-	return pool{batchNS: mean, handoffNS: max(mean/50, min(mean, 50_000))}
+	return pool{batchNS: mean, handoffNS: max(mean/50, min(mean, 50_000)), bytes: bytes}
 }
 
 // bestWorkers simulates pools of more workers than are running and returns

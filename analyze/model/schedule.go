@@ -28,12 +28,14 @@ type Schedule struct {
 	StepNS int64 `json:"step_ns"`
 }
 
-// Pool is a loader of Workers producers, each building a batch in BatchNS
-// and at most two batches ahead; handing one over costs HandoffNS.
+// Pool is a loader of Workers producers, each building a batch of Bytes
+// in BatchNS and at most two batches ahead; handing one over costs
+// HandoffNS.
 type Pool struct {
 	Workers   int   `json:"workers"`
 	BatchNS   int64 `json:"batch_ns"`
 	HandoffNS int64 `json:"handoff_ns"`
+	Bytes     int64 `json:"bytes,omitempty"`
 }
 
 // Thread is one host thread's calls and its host time after the last one
@@ -159,7 +161,7 @@ func (m *Model) HasSchedule(name string) bool {
 func (g *graph) schedule(c *costs) *Schedule {
 	s := &Schedule{Steps: g.steps, Threads: make([]Thread, g.threads), Streams: g.streams}
 	if c.workers > 0 {
-		s.Pool = &Pool{Workers: c.workers, BatchNS: c.pool.batchNS, HandoffNS: c.pool.handoffNS}
+		s.Pool = &Pool{Workers: c.workers, BatchNS: c.pool.batchNS, HandoffNS: c.pool.handoffNS, Bytes: c.pool.bytes}
 	}
 	copyStream := int32(-1)
 	if c.copyStream {

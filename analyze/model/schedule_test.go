@@ -218,3 +218,20 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// r0_baseline's main thread builds each batch itself and copies it, 192
+// MiB of images and 512 bytes of labels a step: prefetch-workers' pool
+// writes batches of that size, for the replay's producers to build with
+// the memory traffic (and contention) real workers have.
+func TestSchedulePoolBuildsTheCopiedBatch(t *testing.T) {
+	cfg := analyze.DefaultConfig()
+	cfg.KeepSchedules = true
+	a := testaudit.FileWith(t, testfix.Project("r0_baseline.pt.trace.json.gz"), cfg)
+	s, ok := a.Model.Schedule(model.PrefetchWorkers)
+	if !ok || s.Pool == nil {
+		t.Fatal("no prefetch-workers schedule with a pool")
+	}
+	if s.Pool.Bytes != 201_326_592+512 || s.Pool.Workers < 2 {
+		t.Errorf("pool %+v: want batches of 201,327,104 bytes", *s.Pool)
+	}
+}

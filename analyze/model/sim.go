@@ -62,9 +62,11 @@ type costs struct {
 
 // pool is the DataLoader model: producers building batches of batchNS
 // each, handing them over in handoffNS, at most two a producer ahead
-// (PyTorch's prefetch_factor).
+// (PyTorch's prefetch_factor). bytes is a batch's size (what the main
+// thread copies to the GPU per fetch), which the replay's producers write.
 type pool struct {
 	batchNS, handoffNS int64
+	bytes              int64
 }
 
 // run is the outcome of one simulation.
