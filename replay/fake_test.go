@@ -1,11 +1,11 @@
 package replay
 
 import (
-	"unsafe"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
+	"unsafe"
 )
 
 // Bandwidths of the model, in bytes per nanosecond (GB/s).
