@@ -492,13 +492,13 @@ func (g *graphRun) queueNow(w int32) error {
 		}
 		err = g.ex.CopyHtoD(st, g.dev, src[:wk.Bytes], wk.Pinned)
 	case model.WorkDtoH:
+		if wk.Fresh {
+			err = g.copyFresh(st, wk.Bytes)
+			break
+		}
 		dst := g.page
 		if wk.Pinned {
 			dst = g.pinned
-		}
-		if wk.Fresh && !wk.Pinned {
-			err = g.copyFresh(st, wk.Bytes)
-			break
 		}
 		err = g.ex.CopyDtoH(st, dst[:wk.Bytes], g.dev, wk.Pinned)
 	default:
@@ -525,7 +525,6 @@ func (g *graphRun) queueNow(w int32) error {
 	return nil
 }
 
-// close waits for the streams and frees what the run allocated.
 // workerBatch writes one batch of n bytes into a new shared-memory segment
 // through a view of its own, and releases both, as a DataLoader worker
 // makes a batch for the main process (build: its memory traffic).
@@ -576,6 +575,7 @@ func (g *graphRun) copyFresh(st Stream, n int64) error {
 	return err
 }
 
+// close waits for the streams and frees what the run allocated.
 func (g *graphRun) close() {
 	g.unmaps.Wait()
 	for _, st := range g.streams {

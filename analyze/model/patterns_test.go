@@ -238,8 +238,8 @@ func TestCacheDataServesReadsFromMemory(t *testing.T) {
 	}
 }
 
-// Given the real unprofiled step of the cold storage loop (12.35 ms, the
-// mean of its four timed runs; the nsys export steps 13.3 ms), the model
+// Given the real unprofiled step of the cold storage loop (12.35 ms; the
+// nsys export steps 13.3 ms; docs/step-model.md), the model
 // takes Nsight Systems' cost out as it does torch.profiler's, and
 // cache-data lands within 20 % of the real cached loop's 5.59 ms.
 func TestUnprofiledStepOfAnNsysTrace(t *testing.T) {
