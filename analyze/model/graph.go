@@ -66,6 +66,7 @@ type node struct {
 	gapDiskReadsData int32 // of which inside data-loading ranges
 	gapIssue         int64 // of which issuing collectives (Options.Issue)
 	gapEvents        int32 // profiler events recorded in the gap
+	gapEventsData    int32 // of which inside data-loading ranges
 	blocking         bool  // returns only when the GPU work wait has ended
 	wait             int32 // that GPU work's node, or -1
 	ret              int64 // from the waited work's end to the call's return
@@ -236,7 +237,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 		evs := tl.Tracks[t].Events
 		k := sort.Search(len(evs), func(k int) bool { return tl.Events[evs[k]].Start >= lo })
 		prevEnd := lo
-		var events int32 // recorded events since the previous call
+		var events, dataEvents int32 // recorded events since the previous call, and of them in data ranges
 		var lastCall int32 = -1
 		isMain := ix.IsMain(t)
 		for ; k < len(evs); k++ {
@@ -251,6 +252,9 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 						g.nodes[lastCall].events++
 					} else {
 						events++
+						if isMain && ix.MainData.Contains(e.Start) {
+							dataEvents++
+						}
 					}
 				}
 				continue
@@ -261,7 +265,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			// A launch that overlaps the previous call keeps its edge to
 			// its work, with no host time before it.
 			n := node{ev: i, lane: int32(li), s: e.Start, e: e.End, class: e.API, wait: -1, launch: -1, dep: -1, anchor: -1,
-				gap: max(0, e.Start-prevEnd), gapEvents: events, events: 1}
+				gap: max(0, e.Start-prevEnd), gapEvents: events, gapEventsData: dataEvents, events: 1}
 			if sp, ok := issue[t]; ok && !isMain {
 				n.gapIssue = sp.Covered(prevEnd, e.Start)
 			}
@@ -317,7 +321,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			nodeOf[i] = int32(len(g.nodes))
 			lastCall = int32(len(g.nodes))
 			g.nodes = append(g.nodes, n)
-			prevEnd, events = max(prevEnd, e.End), 0
+			prevEnd, events, dataEvents = max(prevEnd, e.End), 0, 0
 		}
 		g.tail[li] = max(0, hi-prevEnd)
 	}

@@ -211,7 +211,7 @@ func Build(ix *index.Index, o Options) *Model {
 	paced := costs{pinnedGBps: pin, profilerNS: prof, hostKeep: keep}
 	if o.LoaderPaced {
 		w := max(o.RunningWorkers, 2)
-		paced.workers, paced.pool = w, g.loader(w, ix)
+		paced.workers, paced.pool = w, g.loader(w, ix, &paced)
 	}
 	all := paced
 	own := make([]costs, 0, len(fixes)) // each fix's costs, as simulated
@@ -351,7 +351,7 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	add(htod > 0, PinnedCopyStream, func(c *costs) { c.copyStream = true })
 	add(per(small) >= 16, PackCopies, func(c *costs) { c.packCopies = true })
 	// The loader's fix as its advice writes it: workers and pin_memory.
-	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.RunningWorkers, ix), true })
+	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.RunningWorkers, ix, c), true })
 	warm := g.warmFetch()
 	add(restart > 0, PersistentWorkers, func(c *costs) { c.persistent, c.warm = true, warm })
 	add(syncs > 0, NoSync, func(c *costs) { c.noSync = true })
@@ -418,10 +418,12 @@ func (g *graph) warmFetch() int64 {
 
 // loader is the DataLoader model the trace implies. With W workers
 // running, a batch takes about W mean steps to build (design.md); with
-// none, the main thread's data time per fetch is one batch's build.
-// Handing a batch over costs the shortest fetch the trace shows with
-// workers, and 2 % of a batch's build (at least 50 µs) without.
-func (g *graph) loader(running int, ix *index.Index) pool {
+// none, the main thread's data time per fetch, less the profiler's cost
+// of the events recorded in it (c's), is one batch's build: the workers
+// that take it over run unprofiled. Handing a batch over costs the
+// shortest fetch the trace shows with workers, and 2 % of a batch's build
+// (at least 50 µs) without.
+func (g *graph) loader(running int, ix *index.Index, c *costs) pool {
 	var fetches []int64
 	var copied int64
 	for i := range g.nodes {
@@ -430,7 +432,7 @@ func (g *graph) loader(running int, ix *index.Index) pool {
 			continue
 		}
 		if nd.gapData > 0 {
-			fetches = append(fetches, nd.gapData)
+			fetches = append(fetches, c.scaled(max(min(nd.gapData, 1_000), nd.gapData-int64(nd.gapEventsData)*c.profilerNS)))
 		}
 		if nd.copy == htodKind {
 			copied += nd.bytes

@@ -235,3 +235,34 @@ func TestSchedulePoolBuildsTheCopiedBatch(t *testing.T) {
 		t.Errorf("pool %+v: want batches of 201,327,104 bytes", *s.Pool)
 	}
 }
+
+// workers-big's main thread builds each 25 MB batch under the profiler,
+// which records 744 events a step in the build: the workers that take the
+// build over run unprofiled, so the pool's batch takes the profiler's cost
+// of those events out, and builds faster than the traced fetch.
+func TestSchedulePoolBuildsWithoutTheProfiler(t *testing.T) {
+	trace := testfix.Project(filepath.Join("step-model", "workers-big.pt.trace.json.gz"))
+	pool := func(cfg *analyze.Config) (*model.Pool, *model.Model) {
+		t.Helper()
+		cfg.KeepSchedules = true
+		a := testaudit.FileWith(t, trace, cfg)
+		s, ok := a.Model.Schedule(model.PrefetchWorkers)
+		if !ok || s.Pool == nil {
+			t.Fatal("no prefetch-workers schedule with a pool")
+		}
+		return s.Pool, a.Model
+	}
+	raw := analyze.DefaultConfig()
+	raw.ProfilerEventNS = -1
+	traced, _ := pool(raw)
+	given := analyze.DefaultConfig()
+	given.UnprofiledStepNS = 50_765_000 // the loop timed without the profiler
+	fit, m := pool(given)
+	if m.ProfilerNS < 5_000_000 {
+		t.Fatalf("profiler cost %d ns a step: want the fit to take out more than 5 ms", m.ProfilerNS)
+	}
+	if fit.BatchNS >= given.UnprofiledStepNS || traced.BatchNS-fit.BatchNS < m.ProfilerNS/2 {
+		t.Errorf("batch %d ns with the profiler's cost out, %d ns traced, %d ns of profiler a step: "+
+			"want the build faster by most of the profiler's cost", fit.BatchNS, traced.BatchNS, m.ProfilerNS)
+	}
+}
