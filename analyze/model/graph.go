@@ -73,7 +73,7 @@ type node struct {
 	base             int64 // the call's own cost when it does not wait
 	pageable, pinned bool  // a copy call with pageable or pinned host memory
 	alloc            bool  // a device allocation or freeing call
-	readback         bool  // a device-to-host copy to pageable memory (.item(), .cpu()), or its wait
+	readback         bool  // a device-to-host copy to pageable memory (.item(), .cpu()): its call, its wait or the copy
 	// afterRead marks a call right after a read-back: the host time before
 	// it processes what was read (a metric on the host).
 	afterRead bool
@@ -327,20 +327,22 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 	}
 
 	// GPU work on the devices that a call of the window launched, wherever
-	// it ran, and unlaunched work that started in the window: each cycle
-	// of the simulation then holds one window's work. Work starts after
-	// the call that launched it, so none before lo matters, and none a
-	// window's length past hi (a GPU that far behind makes the model
-	// unfaithful: lagGrowth).
+	// it ran, unlaunched work that started in the window and the work
+	// carried into it that its end lacks (carriedIn): each cycle of the
+	// simulation then holds one window's work. Work starts after the call
+	// that launched it, so none before lo matters, and none a window's
+	// length past hi (a GPU that far behind makes the model unfaithful:
+	// lagGrowth).
 	streamOf := map[timeline.TrackID]int32{}
 	first := sort.Search(len(ix.DeviceWork), func(k int) bool { return tl.Events[ix.DeviceWork[k]].Start >= lo })
+	carried := carriedIn(ix, nodeOf, first, lo, hi)
 	for _, w := range ix.DeviceWork[first:] {
 		e := &tl.Events[w]
 		if e.Start >= hi+(hi-lo) {
 			break
 		}
 		_, launched := nodeOf[e.Link]
-		if e.Link >= 0 && !launched && tl.Events[e.Link].Start < lo {
+		if e.Link >= 0 && !launched && tl.Events[e.Link].Start < lo && !carried[w] {
 			continue // the previous cycle's work: launched before the window
 		}
 		if !launched && (e.Start < lo || e.Start >= hi) {
@@ -352,7 +354,8 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			streamOf[e.Track] = st
 		}
 		n := node{ev: w, gpu: true, lane: st, s: e.Start, e: e.End, copy: e.Copy, bytes: e.Bytes, wait: -1, launch: -1, dep: -1, anchor: -1,
-			comm: e.Has(timeline.FlagComm), pageable: e.Copy == timeline.CopyHtoD && e.Src == timeline.MemPageable}
+			comm: e.Has(timeline.FlagComm), pageable: e.Copy == timeline.CopyHtoD && e.Src == timeline.MemPageable,
+			readback: e.Copy == timeline.CopyDtoH && e.Dst != timeline.MemPinned}
 		if e.Link >= 0 {
 			if c, ok := nodeOf[e.Link]; ok {
 				n.launch = c
@@ -365,6 +368,50 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 	g.sortOrder()
 	return g
 }
+
+// carriedIn is the work launched before the window that runs in it which
+// the window keeps as its own, unlaunched (the main thread's calls pace
+// it). In a periodic loop the work the GPU carries into the window from
+// the previous one matches the work launched in it that runs past its end,
+// and the window drops the former. Where the trace ends with the host
+// done and the GPU behind it, nothing runs past the end, and the window's
+// own calls launch less work than its steps ran: it keeps as much of the
+// carried work, the latest first, as the end lacks.
+func carriedIn(ix *index.Index, nodeOf map[int32]int32, first int, lo, hi int64) map[int32]bool {
+	tl := ix.TL
+	var in, out int64
+	var before []int32
+	for _, w := range ix.DeviceWork[first:] {
+		e := &tl.Events[w]
+		if e.Start >= hi+(hi-lo) {
+			break
+		}
+		_, launched := nodeOf[e.Link]
+		switch {
+		case launched && e.Start >= hi:
+			out += e.End - e.Start
+		case !launched && e.Link >= 0 && tl.Events[e.Link].Start < lo && e.Start < hi:
+			in += e.End - e.Start
+			before = append(before, w)
+		}
+	}
+	short := in - out
+	if short*carriedShare < hi-lo {
+		return nil
+	}
+	keep := map[int32]bool{}
+	for k := len(before) - 1; k >= 0 && short > 0; k-- {
+		e := &tl.Events[before[k]]
+		keep[before[k]] = true
+		short -= e.End - e.Start
+	}
+	return keep
+}
+
+// carriedShare is the share of the window (1/carriedShare) by which the
+// work carried into it must exceed the work it carries out for carriedIn
+// to keep any: below it, the loop's periodic and its window whole.
+const carriedShare = 20
 
 // link fills the edges that need every node: the stream order and gaps,
 // event waits, launch latencies and what each blocking call waited for.

@@ -266,3 +266,44 @@ func TestSchedulePoolBuildsWithoutTheProfiler(t *testing.T) {
 			"want the build faster by most of the profiler's cost", fit.BatchNS, traced.BatchNS, m.ProfilerNS)
 	}
 }
+
+// eval-in-loop's host runs steps ahead of its GPU until each evaluation
+// waits, and the trace ends with the host done and five 5 ms spin kernels
+// still queued: the window's calls launch fewer kernels than its steps
+// ran. The window keeps the work carried into it that its end lacks, one
+// spin a step; and no-sync's read-backs, which no call waits for any more,
+// run as the non-blocking pinned copies the schedule makes them.
+func TestScheduleKeepsTheWorkCarriedIn(t *testing.T) {
+	cfg := analyze.DefaultConfig()
+	cfg.KeepSchedules = true
+	a := testaudit.FileWith(t, testfix.Project(filepath.Join("step-model", "eval-in-loop.pt.trace.json.gz")), cfg)
+	obs, ok := a.Model.Schedule(model.Observed)
+	ns, ok2 := a.Model.Schedule(model.NoSync)
+	if !ok || !ok2 {
+		t.Fatal("no observed or no-sync schedule")
+	}
+	readback := func(s *model.Schedule) (n int, dur int64) {
+		for _, w := range s.Work {
+			if w.Kind == model.WorkDtoH && w.Bytes >= 1<<20 {
+				n++
+				dur += w.DurNS
+			}
+		}
+		return n, dur
+	}
+	spins := 0
+	for _, w := range obs.Work {
+		if w.Kind == model.WorkKernel && w.DurNS >= 4_000_000 {
+			spins++
+		}
+	}
+	if spins != obs.Steps {
+		t.Errorf("%d spin kernels in a window of %d steps: want one a step", spins, obs.Steps)
+	}
+	n, traced := readback(obs)
+	n2, fixed := readback(ns)
+	if n < 4 || n2 != n || fixed*5 > traced {
+		t.Errorf("no-sync's %d read-backs take %d ns on the GPU, the traced %d took %d: want a fifth or less",
+			n2, fixed, n, traced)
+	}
+}

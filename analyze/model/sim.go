@@ -354,9 +354,14 @@ func (c *costs) call(nd *node) (int64, bool) {
 
 // work is GPU work nd's time with the costs applied: a pageable
 // host-to-device copy made from pinned memory runs at the pinned
-// bandwidth, and so does a small copy packed with the others.
+// bandwidth, and so does a small copy packed with the others, and a
+// read-back no-sync no longer waits for (a non-blocking copy into pinned
+// memory, as the schedule makes it).
 func (c *costs) work(nd *node) int64 {
 	dur := nd.e - nd.s
+	if c.noSync && nd.readback && c.pinnedGBps > 0 {
+		return min(dur, int64(float64(nd.bytes)/c.pinnedGBps))
+	}
 	if nd.copy != htodKind || c.pinnedGBps <= 0 {
 		return dur
 	}
