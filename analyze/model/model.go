@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/ivl"
@@ -469,17 +470,18 @@ func (g *graph) bestWorkers(c costs, running int) (int, int64) {
 		return running, g.simulate(&c).stepNS
 	}
 	// A pool of more producers never makes the simulated step longer:
-	// the largest pool's step is the best, and the search stops at the
-	// first size within reach of it.
+	// the largest pool's step is the best, and the smallest size within
+	// reach of it is found by bisection.
 	c.workers = sizes[len(sizes)-1]
 	best := g.simulate(&c).stepNS
-	for _, n := range sizes[:len(sizes)-1] {
-		c.workers = n
-		if s := g.simulate(&c).stepNS; float64(s) <= float64(best)*workersWithinBest {
-			return n, s
-		}
-	}
-	return sizes[len(sizes)-1], best
+	steps := make([]int64, len(sizes))
+	steps[len(steps)-1] = best
+	k := sort.Search(len(sizes)-1, func(k int) bool {
+		c.workers = sizes[k]
+		steps[k] = g.simulate(&c).stepNS
+		return float64(steps[k]) <= float64(best)*workersWithinBest
+	})
+	return sizes[k], steps[k]
 }
 
 // lagGrowth is how far past the window's end the GPU work launched in it
