@@ -53,6 +53,36 @@ func Union(ivs []Interval) Set {
 	return Set(out)
 }
 
+// UnionOf is Union of ivs, sorted by start, left as they are: the merged
+// intervals are counted first and the set allocated at its size. Cost:
+// O(n).
+func UnionOf(ivs []Interval) Set {
+	merge := func(emit func(Interval)) {
+		var cur Interval
+		open := false
+		for _, iv := range ivs {
+			switch {
+			case iv.End <= iv.Start:
+			case open && iv.Start <= cur.End:
+				cur.End = max(cur.End, iv.End)
+			default:
+				if open {
+					emit(cur)
+				}
+				cur, open = iv, true
+			}
+		}
+		if open {
+			emit(cur)
+		}
+	}
+	n := 0
+	merge(func(Interval) { n++ })
+	out := newSet(n)
+	merge(func(iv Interval) { out = append(out, iv) })
+	return out
+}
+
 // Union returns s ∪ o by a linear merge. Cost: O(len(s) + len(o)); when
 // one of them is empty the result is the other itself, not a copy (with
 // its capacity cut to its length, so that an append to it copies).

@@ -7,6 +7,8 @@
 package hostact
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze/index"
@@ -150,8 +152,8 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 	}
 	var unions [NumCauses - 1]ivl.Set
 	for k := range raw {
-		th.named[k] = newNamedList(raw[k], names[k]) // before Union, which sorts raw[k] in place
-		unions[k] = ivl.Union(raw[k])
+		th.named[k] = newNamedList(raw[k], names[k])
+		unions[k] = ivl.UnionOf(th.named[k].ivs)
 	}
 	// Disjoint by priority: each cause less the causes before it.
 	copy(th.sets[:], ivl.Layers(unions[:]...))
@@ -282,16 +284,24 @@ type namedList struct {
 	maxEnd []int64
 }
 
+// It keeps ivs and names, which a thread's events in time order give
+// already sorted, and sorts copies of them otherwise.
 func newNamedList(ivs []ivl.Interval, names []timeline.NameID) namedList {
-	idx := make([]int, len(ivs))
-	for i := range idx {
-		idx[i] = i
+	byStart := func(a, b ivl.Interval) int { return cmp.Compare(a.Start, b.Start) }
+	l := namedList{ivs: ivs, names: names, maxEnd: make([]int64, len(ivs))}
+	if !slices.IsSortedFunc(ivs, byStart) {
+		idx := make([]int32, len(ivs))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		slices.SortStableFunc(idx, func(a, b int32) int { return byStart(ivs[a], ivs[b]) })
+		l.ivs, l.names = make([]ivl.Interval, len(ivs)), make([]timeline.NameID, len(ivs))
+		for k, i := range idx {
+			l.ivs[k], l.names[k] = ivs[i], names[i]
+		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ivs[idx[a]].Start < ivs[idx[b]].Start })
-	l := namedList{ivs: make([]ivl.Interval, len(ivs)), names: make([]timeline.NameID, len(ivs)), maxEnd: make([]int64, len(ivs))}
-	for k, i := range idx {
-		l.ivs[k], l.names[k] = ivs[i], names[i]
-		l.maxEnd[k] = ivs[i].End
+	for k, iv := range l.ivs {
+		l.maxEnd[k] = iv.End
 		if k > 0 {
 			l.maxEnd[k] = max(l.maxEnd[k], l.maxEnd[k-1])
 		}
