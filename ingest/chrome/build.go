@@ -94,6 +94,7 @@ func (p *parser) build(src timeline.Source) (*timeline.Timeline, error) {
 		}
 		b.Add(e)
 	})
+	p.arena.free()
 	if addErr != nil {
 		return nil, addErr
 	}

@@ -99,6 +99,7 @@ func Parse(r io.Reader, src timeline.Source, opts Options) (*timeline.Timeline, 
 	}
 	err := p.parseTop()
 	p.finish()
+	p.in.release()
 	switch {
 	case err == nil:
 	case err == errEOF || err == errNUL:

@@ -83,6 +83,21 @@ func (in *input) putBuf(b []byte) {
 	}
 }
 
+// release gives back the huge pages of the buffers kept for reuse, once
+// the input is read: nothing holds them (a buffer is reused only once its
+// chunk is parsed), and no collection would free them before the analysis
+// ends.
+func (in *input) release() {
+	for {
+		select {
+		case b := <-in.free:
+			hugepage.Free(b)
+		default:
+			return
+		}
+	}
+}
+
 // fill reads more input into buf[end:], first moving buf[keep:end] to the
 // front of the buffer (into a fresh buffer when fresh is set, leaving the
 // old one to whoever holds it). It grows the buffer when keep is 0 and the

@@ -98,9 +98,10 @@ func mergeRuns2(out, x, y []timeline.Event) {
 // double from 256 kB to 8 MB, so that a small trace stays small; the large
 // ones are huge-page memory (internal/hugepage). Safe for concurrent use.
 type arena struct {
-	mu    sync.Mutex
-	block []timeline.Event
-	next  int // size of the next block, in events
+	mu     sync.Mutex
+	block  []timeline.Event
+	blocks [][]timeline.Event // every block, for free
+	next   int                // size of the next block, in events
 }
 
 // Arena block sizes in events.
@@ -120,8 +121,21 @@ func (a *arena) alloc(n int) []timeline.Event {
 		size := max(a.next, arenaFirst, n)
 		a.next = min(2*size, arenaMax)
 		a.block = hugepage.Make[timeline.Event](0, size)
+		a.blocks = append(a.blocks, a.block)
 	}
 	at := len(a.block)
 	a.block = a.block[:at+n]
 	return a.block[at : at+n : at+n]
+}
+
+// free gives the blocks' huge pages back to the system once every event
+// carved from them has been merged into the timeline: no collection runs
+// during an analysis, so they would stay resident to its end.
+func (a *arena) free() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range a.blocks {
+		hugepage.Free(b)
+	}
+	a.block, a.blocks = nil, nil
 }
