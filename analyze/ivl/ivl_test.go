@@ -243,3 +243,24 @@ func TestCursorMatchesContains(t *testing.T) {
 		}
 	}
 }
+
+// UnionOf merges sorted intervals into the set Union makes of them, and
+// leaves its input as it was.
+func TestUnionOfMatchesUnion(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 11))
+	for trial := range 2000 {
+		ivs := randomSet(r, r.IntN(15), 100)
+		for k := range ivs {
+			if r.IntN(6) == 0 {
+				ivs[k].End = ivs[k].Start - int64(r.IntN(3)) // empty or inverted
+			}
+		}
+		slices.SortStableFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
+		before := slices.Clone(ivs)
+		got := UnionOf(ivs)
+		want := Union(slices.Clone(ivs))
+		if !slices.Equal(got, want) || !slices.Equal(ivs, before) {
+			t.Fatalf("trial %d: UnionOf(%v) = %v, input after %v; Union gives %v", trial, before, got, ivs, want)
+		}
+	}
+}
