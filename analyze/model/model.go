@@ -41,6 +41,11 @@ const (
 	All               = "all"
 	maxWorkers        = 32
 	workersWithinBest = 1.05
+	// workerHeadroom is how much slower than the main thread's own build
+	// a worker process is taken to build a batch when the pool is sized:
+	// the trace shows the main thread's build only, and workers that
+	// build at once contend for memory and cores (docs/step-model.md).
+	workerHeadroom = 2
 )
 
 // Options are what the model needs beyond the index.
@@ -458,8 +463,13 @@ func (g *graph) loader(running int, ix *index.Index, c *costs) pool {
 }
 
 // bestWorkers simulates pools of more workers than are running and returns
-// the smallest whose step is within 5 % of the best, and its step.
+// the smallest whose step is within 5 % of the best, and its step. Where
+// no workers run, the trace timed the main thread's build alone, and the
+// pool is sized for workers workerHeadroom times slower.
 func (g *graph) bestWorkers(c costs, running int) (int, int64) {
+	if running == 0 {
+		c.pool.batchNS *= workerHeadroom
+	}
 	var sizes []int
 	for _, n := range []int{1, 2, 3, 4, 6, 8, 12, 16, 24, maxWorkers} {
 		if n > running {

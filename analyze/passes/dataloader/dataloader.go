@@ -244,6 +244,11 @@ const (
 	byModel   = "the fewest within 5 % of the best simulated step"
 )
 
+// slowerWorkers is what the advice adds where the step model sized a pool
+// for workers slower than the main thread (model.workerHeadroom).
+const slowerWorkers = ", even at half the main thread's speed each (workers that build at once contend for memory and cores; " +
+	"a pool of N keeps up when t_batch / N is at most the rest of the step)"
+
 // text writes the fix and its code for a pool of workers, chosen as why
 // says.
 func (a loaderAdvice) text(workers int, why string) (fixText, code string) {
@@ -260,7 +265,7 @@ func (a loaderAdvice) text(workers int, why string) (fixText, code string) {
 	defer func() { fixText = a.restartAdvice() + fixText }()
 	switch a.prog {
 	case advice.Training:
-		fixText = trainingFix(per, stepNS, tBatch, workers, running, exact, multi)
+		fixText = trainingFix(per, stepNS, tBatch, workers, running, exact, multi, why == byModel && running == 0)
 		code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
     dataset, batch_size=batch_size, shuffle=True,
     num_workers=%d,           # %s
@@ -289,13 +294,17 @@ cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 
 // trainingFix writes the DataLoader advice: workers from the measured wait,
 // and when the stalls recur every W-th step, from the W workers that
-// already run.
-func trainingFix(per, stepNS, tBatch int64, workers, running int, exact, multi bool) string {
+// already run; slower says the step model sized the pool for workers
+// slower than the main thread.
+func trainingFix(per, stepNS, tBatch int64, workers, running int, exact, multi, slower bool) string {
+	why := " (a pool of N keeps up when t_batch / N is at most the rest of the step)"
+	if slower {
+		why = slowerWorkers
+	}
 	return workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
 		fmt.Sprintf("Build batches in DataLoader worker processes so the next batch is ready when the step ends. "+
-			"The main thread waits %s of each %s step; one batch takes about %s to build, so %s "+
-			"(a pool of N keeps up when t_batch / N is at most the rest of the step). pin_memory=True makes the copy asynchronous "+
-			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), keepUp(workers))
+			"The main thread waits %s of each %s step; one batch takes about %s to build, so %s%s. pin_memory=True makes the copy asynchronous "+
+			"and persistent_workers=True avoids re-spawning workers each epoch.", units.Dur(per), units.Dur(stepNS), units.Dur(tBatch), keepUp(workers), why)
 }
 
 // keepUp says that n workers keep up, in the right number.
