@@ -585,7 +585,13 @@ func (g *graph) link(ix *index.Index) {
 // processed first: a call starts before the work it launched starts, and
 // work ends before the call that waits for it returns.
 func (g *graph) sortOrder() {
-	g.order = g.order[:0]
+	n := len(g.nodes)
+	for i := range g.nodes {
+		if !g.nodes[i].gpu {
+			n++ // a call has a start and an end
+		}
+	}
+	g.order = slices.Grow(g.order[:0], n)
 	for i := range g.nodes {
 		nd := &g.nodes[i]
 		if nd.gpu {
@@ -594,11 +600,16 @@ func (g *graph) sortOrder() {
 			g.order = append(g.order, step{int32(i), 0, nd.s}, step{int32(i), 2, nd.e})
 		}
 	}
-	slices.SortStableFunc(g.order, func(a, b step) int {
+	// By time, then phase, then node: the order a stable sort by time and
+	// phase leaves the steps in, appended as they are by node.
+	slices.SortFunc(g.order, func(a, b step) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.phase, b.phase)
+		if c := cmp.Compare(a.phase, b.phase); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
 	})
 }
 
