@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime/debug"
 	"time"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -28,6 +29,11 @@ func modelCost(name, path string, runs int) (ModelCost, error) {
 	if err != nil {
 		return ModelCost{}, err
 	}
+	// The analyses run under traceaudit's own collector setting (its
+	// main's GOGC=400), not benchrun's default: at GOGC=100 the model's
+	// allocations add collections of the whole timeline that the binary
+	// does not make.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	var with, without []float64
 	for range runs {
 		for _, skip := range []bool{false, true} {
