@@ -174,6 +174,20 @@ func window(ix *index.Index) (lo, hi int64, n int) {
 // its steps, so that it holds whole epochs.
 const maxWindowSteps = 32
 
+// launchesIn reports whether one of track t's API calls that launched GPU
+// work starts in [lo, hi) (index.Calls.AnyIn, without listing the track's
+// calls outside the window). Cost: O(log n + the events in the window).
+func launchesIn(tl *timeline.Timeline, t timeline.TrackID, lo, hi int64) bool {
+	evs := tl.Tracks[t].Events
+	k := sort.Search(len(evs), func(k int) bool { return tl.Events[evs[k]].Start >= lo })
+	for ; k < len(evs) && tl.Events[evs[k]].Start < hi; k++ {
+		if e := &tl.Events[evs[k]]; e.Kind == timeline.KindAPI && e.Link >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // inWindow counts the API calls on the threads and the device work that
 // start in [lo, hi): about the graph's nodes.
 func inWindow(ix *index.Index, threads []timeline.TrackID, lo, hi int64) int {
@@ -208,7 +222,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 		if tr.Kind != timeline.TrackHost || tr.PID != pid {
 			continue
 		}
-		if ix.LaunchCalls(timeline.TrackID(t)).AnyIn(lo, hi) {
+		if launchesIn(tl, timeline.TrackID(t), lo, hi) {
 			threads = append(threads, timeline.TrackID(t))
 		}
 	}
