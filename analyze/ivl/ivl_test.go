@@ -116,15 +116,22 @@ func TestUnionMergesTouching(t *testing.T) {
 
 // TestSweepMatchesUnion feeds intervals sorted by start (ties in any order,
 // empty and inverted ones included) to a Sweep and compares with Union.
+// randomWithEmpty is a random list of up to 14 intervals in [0, 120), a
+// sixth of them empty or inverted.
+func randomWithEmpty(r *rand.Rand) []Interval {
+	ivs := randomSet(r, r.IntN(15), 100)
+	for k := range ivs {
+		if r.IntN(6) == 0 {
+			ivs[k].End = ivs[k].Start - int64(r.IntN(3)) // empty or inverted
+		}
+	}
+	return ivs
+}
+
 func TestSweepMatchesUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	for trial := range 2000 {
-		ivs := randomSet(r, r.IntN(15), 100)
-		for k := range ivs {
-			if r.IntN(6) == 0 {
-				ivs[k].End = ivs[k].Start - int64(r.IntN(3)) // empty or inverted
-			}
-		}
+		ivs := randomWithEmpty(r)
 		sorted := append([]Interval(nil), ivs...)
 		slices.SortStableFunc(sorted, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
 		var w Sweep
@@ -249,12 +256,7 @@ func TestCursorMatchesContains(t *testing.T) {
 func TestUnionOfMatchesUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	for trial := range 2000 {
-		ivs := randomSet(r, r.IntN(15), 100)
-		for k := range ivs {
-			if r.IntN(6) == 0 {
-				ivs[k].End = ivs[k].Start - int64(r.IntN(3)) // empty or inverted
-			}
-		}
+		ivs := randomWithEmpty(r)
 		slices.SortStableFunc(ivs, func(a, b Interval) int { return cmp.Compare(a.Start, b.Start) })
 		before := slices.Clone(ivs)
 		got := UnionOf(ivs)
