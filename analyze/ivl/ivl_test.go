@@ -114,8 +114,6 @@ func TestUnionMergesTouching(t *testing.T) {
 	}
 }
 
-// TestSweepMatchesUnion feeds intervals sorted by start (ties in any order,
-// empty and inverted ones included) to a Sweep and compares with Union.
 // randomWithEmpty is a random list of up to 14 intervals in [0, 120), a
 // sixth of them empty or inverted.
 func randomWithEmpty(r *rand.Rand) []Interval {
@@ -128,6 +126,8 @@ func randomWithEmpty(r *rand.Rand) []Interval {
 	return ivs
 }
 
+// TestSweepMatchesUnion feeds intervals sorted by start (ties in any order,
+// empty and inverted ones included) to a Sweep and compares with Union.
 func TestSweepMatchesUnion(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 5))
 	for trial := range 2000 {
