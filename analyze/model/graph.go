@@ -425,7 +425,7 @@ func carriedIn(ix *index.Index, nodeOf map[int32]int32, first int, lo, hi int64)
 
 // carriedShare is the share of the window (1/carriedShare) by which the
 // work carried into it must exceed the work it carries out for carriedIn
-// to keep any: below it, the loop's periodic and its window whole.
+// to keep any: below it, the loop is periodic and its window whole.
 const carriedShare = 20
 
 // link fills the edges that need every node: the stream order and gaps,
