@@ -107,7 +107,7 @@ func analyzeMarkdown(p *printer, r *audit.Analysis, o Options) {
 	} else {
 		p.line("%s. GPU busy in the steady state: kernels %s, copies %s.", sum, units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
-	if m := modelNote(r.Model); m != "" {
+	if m := modelNote(r); m != "" {
 		p.line("")
 		p.line("%s.", mdEscape(m))
 	}
@@ -167,7 +167,7 @@ func analyzeHTML(r *audit.Analysis) htmlPage {
 		busy = fmt.Sprintf("kernels %s, collectives %s, copies %s", units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CommBusyShare), units.Pct(r.GPU.CopyBusyShare))
 	}
 	pg.Lead = []string{fmt.Sprintf("%s. GPU busy in the steady state: %s, any work %s.", lead, busy, units.Pct(r.GPU.BusyShare))}
-	if m := modelNote(r.Model); m != "" {
+	if m := modelNote(r); m != "" {
 		pg.Lead = append(pg.Lead, m+".")
 	}
 	if len(r.Findings) > 0 {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
-	"github.com/traceaudit/traceaudit/analyze/model"
 	"github.com/traceaudit/traceaudit/internal/units"
 )
 
@@ -73,7 +72,7 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 		p.line("GPU busy: kernels %s, copies %s, any work %s of the steady window",
 			units.Pct(r.GPU.ComputeBusyShare), units.Pct(r.GPU.CopyBusyShare), units.Pct(r.GPU.BusyShare))
 	}
-	if m := modelNote(r.Model); m != "" {
+	if m := modelNote(r); m != "" {
 		for _, l := range wrap(m, p.cols()) {
 			p.line("%s", l)
 		}
@@ -82,8 +81,10 @@ func writeStepsText(p *printer, r *audit.Analysis) {
 
 // modelNote says where the estimates come from: the step model's
 // simulation when it reproduces the trace (and what it took out for the
-// profiler's own cost), else the bounds and why; "" without a model.
-func modelNote(m *model.Model) string {
+// profiler's own cost, or for an Nsight Systems export that nothing was),
+// else the bounds and why; "" without a model.
+func modelNote(r *audit.Analysis) string {
+	m := r.Model
 	if m == nil {
 		return ""
 	}
@@ -91,11 +92,17 @@ func modelNote(m *model.Model) string {
 		return fmt.Sprintf("step model: %s; the estimates are bounds", m.Why)
 	}
 	out := fmt.Sprintf("step model: the simulated steady step matches the trace's (fidelity %.2f): each estimate is the step simulated with its fix, or a bound (\"at most\") where the model has no such fix", m.Fidelity)
-	if m.ProfilerNS > 0 {
+	switch {
+	case m.ProfilerNS > 0:
 		out += fmt.Sprintf("; the profiler's own cost (%s a step) is taken out first", units.Dur(m.ProfilerNS))
+	case r.Format == nsysFormat:
+		out += "; Nsight Systems' own cost is not taken out: give --unprofiled-step (the step timed without nsys) for estimates of the loop without it"
 	}
 	return out
 }
+
+// nsysFormat is the Format of an analysis of an Nsight Systems export.
+const nsysFormat = "nsys-sqlite"
 
 func writeStepTable(p *printer, r *audit.Analysis) {
 	if len(r.Steps.PerStep) == 0 {
