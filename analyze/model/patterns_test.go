@@ -238,10 +238,10 @@ func TestCacheDataServesReadsFromMemory(t *testing.T) {
 	}
 }
 
-// Given the real unprofiled step of the cold storage loop (12.35 ms; the
-// nsys export steps 13.3 ms; docs/step-model.md), the model
-// takes Nsight Systems' cost out as it does torch.profiler's, and
-// cache-data lands within 20 % of the real cached loop's 5.59 ms.
+// Given the cold storage loop's step timed without nsys (the mean of its
+// runs in fixtures/storage/steps.jsonl), the model takes Nsight Systems'
+// cost out as it does torch.profiler's, and cache-data lands within 20 %
+// of the cached loop's step timed the same way.
 func TestUnprofiledStepOfAnNsysTrace(t *testing.T) {
 	cfg := analyze.DefaultConfig()
 	cfg.UnprofiledStepNS = 12_350_000
