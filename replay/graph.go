@@ -526,20 +526,15 @@ func (g *graphRun) queueNow(w int32) error {
 }
 
 // workerBatch writes one batch of n bytes into a new shared-memory segment
-// through a view of its own, and releases both, as a DataLoader worker
-// makes a batch for the main process (build: its memory traffic).
+// and releases it, as a DataLoader worker makes a batch for the main
+// process (writeShm: its memory traffic).
 func workerBatch(n int64, seed byte) error {
 	sh, err := newShm(n)
 	if err != nil {
 		return err
 	}
 	defer sh.close()
-	v, err := sh.view()
-	if err != nil {
-		return err
-	}
-	build(v.b, seed)
-	return v.unmap()
+	return writeShm(sh, seed)
 }
 
 // timeBuild is the least of three workerBatch times of n bytes on one

@@ -212,6 +212,20 @@ func newShm(n int64) (*shm, error) {
 	return &shm{fd: fd, n: n}, nil
 }
 
+// writeShm builds one batch into s through a view of its own, which it
+// releases: a DataLoader worker's write of a batch into shared memory.
+func writeShm(s *shm, seed byte) error {
+	v, err := s.view()
+	if err != nil {
+		return err
+	}
+	build(v.b, seed)
+	if err := v.unmap(); err != nil {
+		return fmt.Errorf("munmap: %w", err)
+	}
+	return nil
+}
+
 // view maps the segment MAP_SHARED: a fresh view whose pages fault in when
 // first touched, as in the process that receives a worker's batch.
 func (s *shm) view() (*mapping, error) {

@@ -621,15 +621,10 @@ func (l *loop) sharedBatch(n int64, seed byte) (*mapping, error) {
 		return nil, err
 	}
 	defer s.close()
-	w, err := s.view()
-	if err != nil {
+	if err := writeShm(s, seed); err != nil {
 		return nil, err
 	}
 	l.mapped(true)
-	build(w.b, seed)
-	if err := w.unmap(); err != nil {
-		return nil, fmt.Errorf("munmap: %w", err)
-	}
 	l.unmapped("producer")
 	m, err := s.view()
 	if err != nil {
