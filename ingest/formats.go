@@ -48,7 +48,7 @@ type format struct {
 // is of the first format whose detect holds. Adding a format is adding an
 // entry (and its Format constant).
 var formats = []format{
-	{FormatNsys, "nsys-sqlite", prefix(sqliteMagic), readNsys},
+	{FormatNsys, timeline.FormatNsys, prefix(sqliteMagic), readNsys},
 	{FormatChromeGzip, "chrome-trace (gzip)", prefix(gzipMagic), readChromeGzip},
 	{FormatChrome, "chrome-trace", jsonStart, readChrome},
 	{FormatNsysReport, "nsys-report", extension(".nsys-rep", ".qdrep"), openReport},

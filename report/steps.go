@@ -8,6 +8,7 @@ import (
 	"github.com/traceaudit/traceaudit/analyze/audit"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/internal/units"
+	"github.com/traceaudit/traceaudit/timeline"
 )
 
 // stepsSummary says how many steady steps there are, their median and
@@ -95,14 +96,11 @@ func modelNote(r *audit.Analysis) string {
 	switch {
 	case m.ProfilerNS > 0:
 		out += fmt.Sprintf("; the profiler's own cost (%s a step) is taken out first", units.Dur(m.ProfilerNS))
-	case r.Format == nsysFormat:
+	case r.Format == timeline.FormatNsys:
 		out += "; Nsight Systems' own cost is not taken out: give --unprofiled-step (the step timed without nsys) for estimates of the loop without it"
 	}
 	return out
 }
-
-// nsysFormat is the Format of an analysis of an Nsight Systems export.
-const nsysFormat = "nsys-sqlite"
 
 func writeStepTable(p *printer, r *audit.Analysis) {
 	if len(r.Steps.PerStep) == 0 {

@@ -315,6 +315,10 @@ type Device struct {
 	MemoryBytes int64
 }
 
+// FormatNsys is Source.Format of a timeline read from an Nsight Systems
+// SQLite export.
+const FormatNsys = "nsys-sqlite"
+
 // Source describes where a timeline came from.
 type Source struct {
 	// Path is the input file as the user named it.

@@ -144,7 +144,7 @@ func ReadFile(path string, opts Options) (*timeline.Timeline, error) {
 	}
 	strs := newStringTable(strRows)
 
-	b := timeline.NewBuilder(timeline.Source{Path: path, Format: "nsys-sqlite", Version: x.version})
+	b := timeline.NewBuilder(timeline.Source{Path: path, Format: timeline.FormatNsys, Version: x.version})
 	b.UseBuffer(hugepage.Make[timeline.Event](0, nEvents))
 	b.MakeInt32s = func(n int) []int32 { return hugepage.Make[int32](n, n) }
 	b.FreeInt32s = func(s []int32) { hugepage.NewReleaser(s).Release(cap(s)) }
