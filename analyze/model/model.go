@@ -438,7 +438,7 @@ func (g *graph) loader(running int, ix *index.Index, c *costs) pool {
 			continue
 		}
 		if nd.gapData > 0 {
-			fetches = append(fetches, c.scaled(max(min(nd.gapData, 1_000), nd.gapData-int64(nd.gapEventsData)*c.profilerNS)))
+			fetches = append(fetches, c.scaled(lessProfiler(nd.gapData, nd.gapEventsData, c.profilerNS)))
 		}
 		if nd.copy == htodKind {
 			copied += nd.bytes
@@ -594,7 +594,7 @@ func (g *graph) removed(prof int64, keep float64) int64 {
 		if nd.blocking {
 			dur = nd.base
 		}
-		out += dur - max(min(dur, 1_000), dur-int64(nd.events)*prof)
+		out += dur - lessProfiler(dur, nd.events, prof)
 	}
 	return out
 }

@@ -316,6 +316,12 @@ func (c *costs) gap(nd *node) int64 {
 	return c.scaled(max(0, gap))
 }
 
+// lessProfiler is host time d with the profiler's cost of the events
+// recorded in it taken out, eventNS each, down to 1 µs at least (or d).
+func lessProfiler(d int64, events int32, eventNS int64) int64 {
+	return max(min(d, 1_000), d-int64(events)*eventNS)
+}
+
 // scaled is host time d at the share of it the costs keep.
 func (c *costs) scaled(d int64) int64 {
 	if c.hostKeep <= 0 {
@@ -331,7 +337,7 @@ func (c *costs) call(nd *node) (int64, bool) {
 	if nd.blocking {
 		dur = nd.base
 	}
-	dur = c.scaled(max(min(dur, 1_000), dur-int64(nd.events)*c.profilerNS))
+	dur = c.scaled(lessProfiler(dur, nd.events, c.profilerNS))
 	waits := nd.blocking
 	switch {
 	case nd.alloc && c.keepCache:
