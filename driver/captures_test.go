@@ -113,7 +113,7 @@ func TestCapturedJobs(t *testing.T) {
 			// Rank 1 computes a metric on the CPU each step; rank 0 waits
 			// in the all-reduce. The fix (c1) accumulates it on the GPU.
 			s := j.Job.Straggler
-			if s == nil || s.Rank != 1 || s.Cause != "gpu-idle" {
+			if s == nil || s.Rank != 1 || s.Cause != "sync-api" {
 				t.Fatalf("straggler %+v", s)
 			}
 			if !strings.HasPrefix(j.Job.Verdict, "host-bound") || !strings.HasPrefix(j.Ranks[0].Verdict, "communication-bound") {

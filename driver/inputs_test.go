@@ -366,7 +366,7 @@ func TestCPUStragglerJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Job.Job.Straggler
-	if s == nil || s.Rank != 1 || s.Cause != "gpu-idle" || !strings.Contains(res.Job.Job.Findings[0].Fix, `"log metrics"`) ||
+	if s == nil || s.Rank != 1 || s.Cause != "sync-api" || !strings.Contains(res.Job.Job.Findings[0].Fix, `"log metrics"`) ||
 		!strings.HasPrefix(res.Job.Ranks[0].Verdict, "communication-bound") {
 		t.Fatalf("straggler %+v %+v", s, res.Job.Job.Findings)
 	}

@@ -107,6 +107,7 @@ var causeFix = map[string][]string{
 	"file_reads":               {model.CacheData, model.PrefetchWorkers},
 	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies},
 	"sync_calls":               {model.NoSync, model.PackCopies},
+	"work_on_values_read_back": {model.NoSync},
 	"OS_calls":                 {model.ReuseBuffers},
 	"allocation_calls":         {model.KeepCache},
 	"host_operators":           {model.CUDAGraph},

@@ -455,6 +455,18 @@ func countIn(ts []int64, lo, hi int64) int {
 	return b - a
 }
 
+// CopyWaitNS is how soon after a copy call a sync counts as that copy's
+// own wait (PyTorch's .cpu() is cudaMemcpyAsync, then
+// cudaStreamSynchronize).
+const CopyWaitNS = 50_000
+
+// ReadBack reports whether device work w copies device memory back into
+// host memory that is not known to be pinned: a value or tensor read back
+// (.item(), .cpu(), .numpy()), which the host then waits for.
+func ReadBack(w *timeline.Event) bool {
+	return w.Copy == timeline.CopyDtoH && w.Dst != timeline.MemPinned
+}
+
 // SplitCopyCall divides a copy call's host time into the part while its
 // transfer runs (copy) and the rest (waits: for queued work before the
 // transfer starts, for completion after it ends). A call whose transfer

@@ -38,9 +38,6 @@ const joinNS = 3_000
 // work launched while that work ran must start to count as queued behind it.
 const queuedNS = 50_000
 
-// copySyncNS is how soon after a copy call a sync counts as its wait.
-const copySyncNS = 50_000
-
 // anchorGapNS is the wait after which another thread's call is taken to
 // follow the main thread.
 const anchorGapNS = 1_000_000
@@ -109,8 +106,11 @@ type graph struct {
 	// none (threads first, then streams at index threads+k).
 	laneFirst, laneLast []int32
 	// tail is, per thread, the host time after its last call to the
-	// window's end.
+	// window's end; tailRead holds when the main thread's last call read
+	// back and no data range lies in its tail (no-sync takes it, as it
+	// takes a read's gap).
 	tail      []int64
+	tailRead  bool
 	mainLane  int32 // the main thread's lane, -1 when it launches nothing
 	lo, hi    int64 // the window
 	steps     int
@@ -322,10 +322,10 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 					n.blocking = true
 				}
 				// A read-back: .item(), .cpu(), .numpy() into pageable memory.
-				n.readback = w.Copy == timeline.CopyDtoH && !n.pinned
+				n.readback = index.ReadBack(w)
 			}
 			n.packed = n.copy == timeline.CopyHtoD && n.pageable && n.bytes < packBytes
-			if e.API == timeline.APISync && lastCall >= 0 && e.Start-g.nodes[lastCall].e < copySyncNS {
+			if e.API == timeline.APISync && lastCall >= 0 && e.Start-g.nodes[lastCall].e < index.CopyWaitNS {
 				// A sync right after a copy call is that copy's own wait.
 				pc := &g.nodes[lastCall]
 				n.readback = pc.readback
@@ -339,6 +339,9 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 			prevEnd, events, dataEvents = max(prevEnd, e.End), 0, 0
 		}
 		g.tail[li] = max(0, hi-prevEnd)
+		if isMain {
+			g.tailRead = lastCall >= 0 && g.nodes[lastCall].readback && ix.MainData.Covered(prevEnd, hi) == 0
+		}
 	}
 
 	// GPU work on the devices that a call of the window launched, wherever
@@ -370,7 +373,7 @@ func build(ix *index.Index, lo, hi int64, steps int, issue map[timeline.TrackID]
 		}
 		n := node{ev: w, gpu: true, lane: st, s: e.Start, e: e.End, copy: e.Copy, bytes: e.Bytes, wait: -1, launch: -1, dep: -1, anchor: -1,
 			comm: e.Has(timeline.FlagComm), pageable: e.Copy == timeline.CopyHtoD && e.Src == timeline.MemPageable,
-			readback: e.Copy == timeline.CopyDtoH && e.Dst != timeline.MemPinned}
+			readback: index.ReadBack(e)}
 		if e.Link >= 0 {
 			if c, ok := nodeOf[e.Link]; ok {
 				n.launch = c

@@ -141,6 +141,41 @@ func TestPatternReadBackWork(t *testing.T) {
 	}
 }
 
+// A metric ranked on the host after a read-back that barely waits (rank 1
+// of c0_cpu_straggler: 256 KB of logits to the host, then 56 ms of numpy in
+// "log metrics" each step): sync-api's cost is the work on the values, not
+// the 10 µs wait, gpu-idle names that work as its cause, and the model's
+// no-sync is within a quarter of the real fix (c1_cpu_fixed, 3.93x; the
+// job takes the same figure for its straggler). The nsys export's window
+// ends inside that work: its tail goes with the read too.
+func TestPatternMetricAfterRead(t *testing.T) {
+	for _, file := range []string{"c0_cpu_straggler.rank1.pt.trace.json.gz", "c0_cpu_straggler.nsys.sqlite"} {
+		path := testfix.Project(file)
+		tl, err := ingest.Open(path, ingest.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if procs := tl.GPUProcesses(); len(procs) == 2 {
+			tl = tl.ForProcess(procs[1].PID) // rank 1, as the job orders ranks by device
+		}
+		a, err := audit.RunWith(tl, analyze.DefaultConfig(), suite.Default)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := finding(t, a, "sync-api")
+		if f.Severity != analyze.SeverityError || f.EstimateSource != "model" || f.EstimatedSpeedup < 3.93*0.75 || f.EstimatedSpeedup > 3.93*1.25 {
+			t.Errorf("%s: sync-api %s, est. %.2fx (%s): want an error whose model estimate is within a quarter of the real 3.93x",
+				file, f.Severity, f.EstimatedSpeedup, f.EstimateSource)
+		}
+		if !strings.Contains(f.Fix, `"log metrics"`) {
+			t.Errorf("%s: sync-api fix %q: want the range of the work named", file, f.Fix)
+		}
+		if g := finding(t, a, "gpu-idle"); g.Detail["gap_share_work_on_values_read_back"] < 0.5 {
+			t.Errorf("%s: gpu-idle causes %v: want the work on values read back first", file, g.Detail)
+		}
+	}
+}
+
 // Step edges: a loop whose GPU runs behind its host (an evaluation's
 // queued work every 8 steps) is cut by the GPU work each host step
 // launched, so each steady step starts where its first GPU work does and

@@ -204,7 +204,7 @@ func (g *graph) schedule(c *costs) *Schedule {
 		th.Calls = append(th.Calls, cl)
 	}
 	for l := range g.threads {
-		s.Threads[l].TailNS = g.tail[l] // as the simulation has it: the tail keeps its traced time
+		s.Threads[l].TailNS = g.tailOf(c, int32(l)) // as the simulation has it
 	}
 	if g.mainLane >= 0 {
 		s.Main = int(g.mainLane)

@@ -243,7 +243,7 @@ func (g *graph) simulate(c *costs) run {
 		// The cycle ends when the main thread has done its host work to the
 		// window's end: the loop's pace is the host's. Other threads and
 		// the streams go on into the next cycle as they are.
-		ready[g.mainLane] += g.tail[g.mainLane]
+		ready[g.mainLane] += g.tailOf(c, g.mainLane)
 		ends[cyc] = ready[g.mainLane]
 	}
 	h := R / 2
@@ -314,6 +314,16 @@ func (c *costs) gap(nd *node) int64 {
 		}
 	}
 	return c.scaled(max(0, gap))
+}
+
+// tailOf is thread l's host time after its last call to the window's end
+// under the costs: its traced time, but where no-sync takes a read-back's
+// work with it.
+func (g *graph) tailOf(c *costs, l int32) int64 {
+	if c.noSync && l == g.mainLane && g.tailRead {
+		return min(g.tail[l], readWorkNS)
+	}
+	return g.tail[l]
 }
 
 // lessProfiler is host time d with the profiler's cost of the events

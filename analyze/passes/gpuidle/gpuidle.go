@@ -155,7 +155,7 @@ func profilerNote(ix *index.Index, tl *timeline.Timeline, top hostact.Cause) str
 		return ""
 	}
 	switch top {
-	case hostact.HostOp, hostact.NamedRange, hostact.Uninstrumented:
+	case hostact.HostOp, hostact.NamedRange, hostact.ReadWork, hostact.Uninstrumented:
 	default:
 		return ""
 	}
@@ -246,6 +246,8 @@ func (t *tally) add(th *hostact.Thread, split hostact.Split, lo, hi int64) {
 			if n = th.InnermostRange(lo + (hi-lo)/2); n == "" {
 				n = th.NameIn(hostact.NamedRange, lo, hi)
 			}
+		case hostact.ReadWork:
+			n = th.InnermostRange(lo + (hi-lo)/2) // the range the work is in, if any
 		default:
 			n = th.NameIn(hostact.Cause(c), lo, hi)
 		}
@@ -304,6 +306,11 @@ func describe(th *hostact.Thread, s hostact.Split, lo, hi int64) string {
 			}
 		case hostact.Uninstrumented:
 			label = "host busy outside any range or CUDA call"
+		case hostact.ReadWork:
+			label = "host at work on values read back"
+			if n := th.InnermostRange(lo + (hi-lo)/2); n != "" {
+				label = fmt.Sprintf("host at work on values read back (in range %q)", n)
+			}
 		default:
 			if n := th.NameIn(pt.c, lo, hi); n != "" {
 				label = fmt.Sprintf("host in %s (%s)", pt.c, n)
@@ -403,6 +410,14 @@ cudaMemcpyAsync(d_buf, h_buf, bytes, cudaMemcpyHostToDevice, copy_stream);`)
 		return "Most idle gaps (" + share + ") are OS calls (" + topName + ") on the launching thread: the thread " +
 				"that should launch the next work is waiting on the system. Move that work off the launching thread.",
 			`# move blocking I/O and system calls off the thread that launches GPU work`
+	case hostact.ReadWork:
+		where := ""
+		if topName != "" {
+			where = fmt.Sprintf(", mostly in %q", units.Clip(topName, 60))
+		}
+		fix, code := prog.ReadBackWork()
+		return "Most idle gaps (" + share + ") are host work on values just read back from the GPU (after .item() or .cpu()" + where +
+			"): the read emptied the GPU's queue, so nothing runs while the host computes on them (see sync-api). " + fix, code
 	case hostact.NamedRange:
 		where := ""
 		if topName != "" {

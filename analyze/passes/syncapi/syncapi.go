@@ -5,12 +5,14 @@ package syncapi
 import (
 	"fmt"
 	"maps"
+	"math"
 	"sort"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/fix"
 	"github.com/traceaudit/traceaudit/analyze/index"
 	"github.com/traceaudit/traceaudit/analyze/passes/internal/advice"
+	"github.com/traceaudit/traceaudit/analyze/passes/internal/hostact"
 	"github.com/traceaudit/traceaudit/internal/units"
 	"github.com/traceaudit/traceaudit/timeline"
 )
@@ -32,7 +34,11 @@ Wasted time: "other"-bucket time from the call's return until the next kernel
 starts (time the host then spends loading data or in OS calls belongs to
 those causes), capped at the time the host spent blocked in the call: without
 the sync, the host would have done that work while the GPU finished its
-queue, so removing the sync saves at most the queue it waited for.
+queue, so removing the sync saves at most the queue it waited for. After a
+read-back (a device-to-host copy into memory not pinned, or the sync that
+waits for it) the cap is the host's work on the values up to its next CUDA
+call, if longer: computed on the GPU and read every N steps, that work goes
+with the read (a metric ranked on the host after a read that barely waits).
 Cost: O(n log n).`,
 	Requires:   []*analyze.Analyzer{index.Analyzer},
 	Bands:      &analyze.Bands{Warning: 0.05, Error: 0.20},
@@ -67,19 +73,28 @@ func run(p *analyze.Pass) (any, error) {
 	perStep := make([]int64, len(ix.Steady))
 	names := map[string]int{}
 	evidence := analyze.NewTop(analyze.MaxEvidence)
-	var prevCopy *timeline.Event // the thread's last small pageable host-to-device copy call
-	afterCopy := 0               // drains right after one
-	var afterBytes int64         // those copies' bytes
-	for _, i := range tl.Tracks[ix.Main].Events {
+	var prevCopy *timeline.Event     // the thread's last small pageable host-to-device copy call
+	afterCopy := 0                   // drains right after one
+	var afterBytes int64             // those copies' bytes
+	var readWork int64               // host time on values read back, in the wasted time
+	readRanges := map[string]int64{} // that time by the range it lies in
+	acts := hostact.NewCache(ix)
+	calls := mainCalls(tl, ix)
+	var prevCall *timeline.Event // the thread's previous call
+	prevRead := false            // whether it read back (or waited for a read-back)
+	for c, i := range calls {
 		e := &tl.Events[i]
-		if e.Kind == timeline.KindAPI && smallPageableCopy(tl, e) {
+		read := e.Link >= 0 && e.API.IsCopy() && index.ReadBack(&tl.Events[e.Link]) ||
+			e.API == timeline.APISync && prevRead && e.Start-prevCall.End < index.CopyWaitNS
+		prevCall, prevRead = e, read
+		if smallPageableCopy(tl, e) {
 			prevCopy = e
 			continue
 		}
-		if e.Kind != timeline.KindAPI || !ix.InSteady(e.End) || !drains(tl, e) {
+		if !ix.InSteady(e.End) || !drains(tl, e) {
 			continue
 		}
-		if prevCopy != nil && e.Start-prevCopy.End < copySyncGapNS {
+		if prevCopy != nil && e.Start-prevCopy.End < index.CopyWaitNS {
 			afterCopy++
 			afterBytes += tl.Events[prevCopy.Link].Bytes
 		}
@@ -89,12 +104,28 @@ func run(p *analyze.Pass) (any, error) {
 		}
 		// The busy interval that starts next (e.End lies in none of them).
 		k := sort.Search(len(ix.AnyKernel), func(j int) bool { return ix.AnyKernel[j].Start >= e.End })
-		if k == len(ix.AnyKernel) {
+		next := int64(math.MaxInt64) // no kernel follows in the trace
+		if k < len(ix.AnyKernel) {
+			next = ix.AnyKernel[k].Start
+		} else if !read {
 			continue
 		}
-		next := ix.AnyKernel[k].Start
 		w := min(other.Covered(e.End, next), e.Dur())
-		if w == 0 {
+		var after int64 // the host's work on values read back, if more than the wait
+		if read {
+			// The host's work on the values read back, until its next
+			// call, goes with the read when the GPU computes them.
+			end := min(next, nextCall(tl, calls, c))
+			if a := other.Covered(e.End, end); a > w {
+				after, next = a, end
+				readWork += a - w
+				w = a
+				if r := acts.Thread(ix.Main).InnermostRange(e.End + (end-e.End)/2); r != "" {
+					readRanges[r] += a
+				}
+			}
+		}
+		if w == 0 || next == math.MaxInt64 {
 			continue
 		}
 		total += w
@@ -109,6 +140,10 @@ func run(p *analyze.Pass) (any, error) {
 		}
 		evidence.Add(analyze.Candidate{Weight: w, Evidence: analyze.Evidence{
 			StartNS: e.End, EndNS: next, Track: ix.Label(e.Track)}, Describe: func() string {
+			if after > 0 {
+				return fmt.Sprintf("after %s (which blocked %s) the host works %s on the values read back, with no kernel queued",
+					name, units.Dur(e.Dur()), units.Dur(after))
+			}
 			return fmt.Sprintf("after %s (which blocked %s) the GPU idles %s until the next kernel; %s of that could overlap the drained work",
 				name, units.Dur(e.Dur()), units.Dur(next-e.End), units.Dur(w))
 		}})
@@ -117,12 +152,7 @@ func run(p *analyze.Pass) (any, error) {
 		return nil, nil
 	}
 	per, share := ix.PerStep(total)
-	top, topN := "", 0
-	for name, c := range names {
-		if c > topN || (c == topN && name < top) {
-			top, topN = name, c
-		}
-	}
+	top := topName(names)
 	prog := advice.Of(ix)
 	steady := max(len(ix.Steady), 1)
 	if afterCopy*2 >= n && afterCopy >= MinSmallCopies*steady {
@@ -131,25 +161,10 @@ func run(p *analyze.Pass) (any, error) {
 		p.AddFinding(smallCopies(ix, n, afterCopy, afterBytes, per, share, perStep, evidence))
 		return nil, nil
 	}
-	p.AddFinding(analyze.Finding{
-		Title: fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
-			n, units.Pct(share), units.Dur(per), top),
-		WastedNS:         per,
-		Share:            share,
-		EstimatedSpeedup: ix.Speedup(per, 0, share),
-		Bound:            "none: the wasted time is already capped at what each call waited for",
-		Evidence:         evidence.Evidence(),
-		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
-		OneOff:           ix.OneOff(perStep),
-		Fix: "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
-			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
-			"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
-				"and implicit syncs (torch.nonzero, boolean masks). Read metrics every N steps or accumulate them on the GPU.",
-			"Remove synchronisation inside the model call: .item() / .cpu() / torch.cuda.synchronize() between operations and implicit syncs "+
-				"(torch.nonzero, boolean masks); read results back once per input or batch.",
-			"Synchronise once per iteration rather than after every launch (cudaDeviceSynchronize after each kernel serialises launch and execution), "+
-				"or record an event and wait on it only where the host needs the results."),
-		Code: prog.Pick(`running = torch.zeros((), device="cuda")
+	title := fmt.Sprintf("%d synchronisations drain the GPU: %s of each step (%s per step), mostly %s",
+		n, units.Pct(share), units.Dur(per), top)
+	bound := "none: the wasted time is already capped at what each call waited for"
+	lead, code := "", prog.Pick(`running = torch.zeros((), device="cuda")
 for step, (x, y) in enumerate(loader):
     loss = train_step(x, y)
     running += loss.detach()            # no host sync
@@ -161,7 +176,37 @@ result = out.cpu()              # one read-back per input`, `for (int it = 0; it
     kernel_a<<<g, b, 0, s>>>(...);
     kernel_b<<<g, b, 0, s>>>(...);     /* no cudaDeviceSynchronize between launches */
 }
-cudaStreamSynchronize(s);              /* once, where the host needs the results */`),
+cudaStreamSynchronize(s);              /* once, where the host needs the results */`)
+	if 2*readWork >= total {
+		readPer, _ := ix.PerStep(readWork)
+		title += fmt.Sprintf("; %s of it is host work on the values read back", units.Dur(readPer))
+		where := ""
+		if r := topName(readRanges); r != "" {
+			where = fmt.Sprintf(" (mostly in %q)", units.Clip(r, 60))
+		}
+		var fix string
+		fix, code = prog.ReadBackWork()
+		bound = "none: the wasted time is what each call waited for and the host's work on the values it read"
+		lead = "After a read-back (.item(), .cpu()) the host works on the values" + where + " while the GPU has nothing queued. " + fix + " "
+	}
+	p.AddFinding(analyze.Finding{
+		Title:            title,
+		WastedNS:         per,
+		Share:            share,
+		EstimatedSpeedup: ix.Speedup(per, 0, share),
+		Bound:            bound,
+		Evidence:         evidence.Evidence(),
+		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
+		OneOff:           ix.OneOff(perStep),
+		Fix: lead + "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
+			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
+			"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
+				"and implicit syncs (torch.nonzero, boolean masks). Read metrics every N steps or accumulate them on the GPU.",
+			"Remove synchronisation inside the model call: .item() / .cpu() / torch.cuda.synchronize() between operations and implicit syncs "+
+				"(torch.nonzero, boolean masks); read results back once per input or batch.",
+			"Synchronise once per iteration rather than after every launch (cudaDeviceSynchronize after each kernel serialises launch and execution), "+
+				"or record an event and wait on it only where the host needs the results."),
+		Code: code,
 	})
 	return nil, nil
 }
@@ -171,8 +216,39 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 // tensors copied one by one.
 const MinSmallCopies = 16
 
-// copySyncGapNS is how soon after a copy call a sync counts as its wait.
-const copySyncGapNS = 50_000
+// topName is the name with the most of m (ties: the smaller name), or "".
+func topName[V int | int64](m map[string]V) string {
+	top, topN := "", V(0)
+	for name, v := range m {
+		if v > topN || (v == topN && name < top) {
+			top, topN = name, v
+		}
+	}
+	return top
+}
+
+// mainCalls returns the main thread's CUDA calls in time order.
+func mainCalls(tl *timeline.Timeline, ix *index.Index) []int32 {
+	var out []int32
+	for _, i := range tl.Tracks[ix.Main].Events {
+		if tl.Events[i].Kind == timeline.KindAPI {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// nextCall is the start of the call after calls[c] that is not nested in
+// it (a driver call under a runtime one), or the end of time.
+func nextCall(tl *timeline.Timeline, calls []int32, c int) int64 {
+	e := &tl.Events[calls[c]]
+	for _, i := range calls[c+1:] {
+		if n := &tl.Events[i]; n.Start >= e.End || n.Link >= 0 {
+			return n.Start
+		}
+	}
+	return math.MaxInt64
+}
 
 // smallPageableCopy reports whether API call e copies under 1 MiB of
 // pageable host memory to the device.

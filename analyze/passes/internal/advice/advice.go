@@ -41,3 +41,17 @@ func (p Program) Pick(training, inference, cuda string) string {
 	}
 	return cuda
 }
+
+// ReadBackWork is the fix, and its code, for host work on values just read
+// back from the GPU (sync-api's cost beyond its wait, gpu-idle's cause of
+// that name): the work moves to the GPU and the read becomes rare.
+func (p Program) ReadBackWork() (fix, code string) {
+	return p.Pick("Compute the metric on the GPU, accumulate it there and read it every N steps: the host work goes with the read.",
+			"Keep the post-processing on the GPU and read back the final result once per input or batch.",
+			"Compute on the device and copy back only what the host needs, once per iteration; or launch the next iteration's work before the host processes this one's results."),
+		p.Pick(`metric_sum += metric_on_gpu(logits, y).detach()   # no read-back
+if step % 50 == 0:
+    print(metric_sum.item() / 50)                   # one read every 50 steps`,
+			`# post-process on the GPU; out.cpu() once per input, after the last operation`,
+			`/* enqueue iteration i+1 before processing iteration i's results on the host */`)
+}

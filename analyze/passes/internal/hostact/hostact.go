@@ -36,6 +36,13 @@ const (
 	// io_uring_enter) outside a data range: the input coming off storage
 	// on the thread itself (storage-read's time).
 	FileRead
+	// ReadWork is host time after a read-back (.item(), .cpu(): a
+	// device-to-host copy into memory not pinned, and its wait) until the
+	// thread's next CUDA call, within the named range that holds the read
+	// ("log metrics"): work on the values read back, which the GPU has
+	// nothing queued for (the sync-api analyzer's cost beyond the wait).
+	// Outside such a range the trace does not say whose work it is.
+	ReadWork
 	NamedRange
 	// OSWait is any other OS call (sem_clockwait, poll, read, ioctl)
 	// outside a data or named range: inside one, the range names what the
@@ -48,7 +55,8 @@ const (
 	NumCauses
 )
 
-var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "file reads", "named ranges", "OS waits",
+var causeNames = [NumCauses]string{"copy calls", "sync calls", "allocation calls", "OS calls", "data loading", "file reads",
+	"work on values read back", "named ranges", "OS waits",
 	"host operators", "uninstrumented host work"}
 
 func (c Cause) String() string { return causeNames[c] }
@@ -124,8 +132,18 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 		names[k] = make([]timeline.NameID, 0, n[k])
 	}
 	th := &Thread{tl: tl, launches: c.ix.LaunchCalls(t), ranges: make([]int32, 0, nRanges), ops: make([]int32, 0, nOps)}
+	var reads readWork
 	for _, i := range evs {
 		e := &tl.Events[i]
+		if cause, _ := c.cause(e); cause == NamedRange {
+			reads.open(e)
+		}
+		if e.Kind == timeline.KindAPI {
+			if iv, name, ok := reads.call(tl, e); ok {
+				raw[ReadWork] = append(raw[ReadWork], iv)
+				names[ReadWork] = append(names[ReadWork], name)
+			}
+		}
 		cause, isCopy := c.cause(e)
 		switch {
 		case isCopy:
@@ -195,6 +213,57 @@ func (c *Cache) cause(e *timeline.Event) (cause Cause, isCopy bool) {
 		}
 	}
 	return -1, false
+}
+
+// readWork follows a thread's named ranges and CUDA calls in time order
+// to find the host time after each read-back until the next call, as the
+// step model's graph reads its calls (a call nested in the previous one is
+// skipped), within the innermost named range that holds the read.
+type readWork struct {
+	ranges   []*timeline.Event // the named ranges open, outermost first
+	last     *timeline.Event   // the previous call
+	lastRead bool              // whether it read back (or waited for a read-back)
+	end      int64             // the latest end of the calls so far
+	readEnd  int64             // where the last read-back's wait ended
+	ctxEnd   int64             // and where the range that holds it ends (0: none)
+	readName timeline.NameID   // the read's call
+}
+
+// open takes the thread's next named range.
+func (r *readWork) open(e *timeline.Event) {
+	r.pop(e.Start)
+	r.ranges = append(r.ranges, e)
+}
+
+// pop closes the ranges that end by t.
+func (r *readWork) pop(t int64) {
+	for len(r.ranges) > 0 && r.ranges[len(r.ranges)-1].End <= t {
+		r.ranges = r.ranges[:len(r.ranges)-1]
+	}
+}
+
+// call takes the thread's next CUDA call e and returns the host time
+// between a read-back and e, if e follows one, named for the read.
+func (r *readWork) call(tl *timeline.Timeline, e *timeline.Event) (ivl.Interval, timeline.NameID, bool) {
+	if r.last != nil && e.Start < r.end && e.Link < 0 {
+		return ivl.Interval{}, 0, false
+	}
+	read := e.API.IsCopy() && e.Link >= 0 && index.ReadBack(&tl.Events[e.Link]) ||
+		e.API == timeline.APISync && r.lastRead && e.Start-r.last.End < index.CopyWaitNS
+	var iv ivl.Interval
+	name, ok := r.readName, false
+	if end := min(e.Start, r.ctxEnd); !read && r.lastRead && end > r.readEnd {
+		iv, ok = ivl.Interval{Start: r.readEnd, End: end}, true
+	}
+	r.last, r.lastRead, r.end = e, read, max(r.end, e.End)
+	if read {
+		r.pop(e.Start)
+		r.readEnd, r.readName, r.ctxEnd = e.End, e.Name, 0
+		if n := len(r.ranges); n > 0 {
+			r.ctxEnd = r.ranges[n-1].End
+		}
+	}
+	return iv, name, ok
 }
 
 func b2i(b bool) int {
