@@ -52,7 +52,10 @@ func interpret(s *model.Schedule, passes int) int64 {
 		pool.taken = append(pool.taken, got)
 		return got
 	}
-	ends := make([]int64, passes)
+	ends := make([][]int64, n) // per thread, where each pass ended
+	for th := range ends {
+		ends[th] = make([]int64, passes)
+	}
 	for {
 		// The thread whose next call can start first; a call anchored to a
 		// main-thread call not yet started waits for it.
@@ -111,15 +114,21 @@ func interpret(s *model.Schedule, passes int) int64 {
 		cursor[th]++
 		if cursor[th] == len(s.Threads[th].Calls) {
 			ready[th] += s.Threads[th].TailNS
-			if th == s.Main {
-				ends[p] = ready[th]
-			}
+			ends[th][p] = ready[th]
 			cursor[th] = 0
 			pass[th]++
 		}
 	}
+	// The main thread sets the pace; another thread that passes its
+	// window slower falls ever further behind, and so does the GPU work it
+	// launches, which a program's periodic sync then waits for.
 	h := passes / 2
-	step := (ends[passes-1] - ends[h-1]) / int64((passes-h)*s.Steps)
+	var step int64
+	for th := range n {
+		if len(s.Threads[th].Calls) > 0 {
+			step = max(step, (ends[th][passes-1]-ends[th][h-1])/int64((passes-h)*s.Steps))
+		}
+	}
 	for _, b := range busy {
 		step = max(step, b/int64(s.Steps))
 	}

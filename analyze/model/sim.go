@@ -317,10 +317,16 @@ func (c *costs) gap(nd *node) int64 {
 }
 
 // tailOf is thread l's host time after its last call to the window's end
-// under the costs: its traced time, but where no-sync takes a read-back's
-// work with it.
+// under the costs: the main thread's traced time, but where no-sync takes a
+// read-back's work with it; none for the other threads, whose next cycle
+// starts from their first call's gap or the main thread's call it follows
+// (a thread that waited for the main thread's work does not wait out its
+// traced tail first).
 func (g *graph) tailOf(c *costs, l int32) int64 {
-	if c.noSync && l == g.mainLane && g.tailRead {
+	switch {
+	case l != g.mainLane:
+		return 0
+	case c.noSync && g.tailRead:
 		return min(g.tail[l], readWorkNS)
 	}
 	return g.tail[l]
