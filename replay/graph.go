@@ -189,6 +189,9 @@ func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options,
 		}
 	}
 	defer func() { close(stop); producers.Wait() }()
+	if batches != nil && !primed(ctx, g, batches) {
+		return nil, g.err
+	}
 
 	// A pass ends when every thread has done its calls of it, and on the
 	// GPU when the work they queued has run: the last thread to end the
@@ -286,6 +289,26 @@ func runSchedule(ctx context.Context, ex Executor, s *model.Schedule, o Options,
 		wall = append(wall, d.Nanoseconds()/int64(s.Steps))
 	}
 	return wall, nil
+}
+
+// primed waits until the producers have filled batches, two batches each
+// ahead, as a DataLoader's workers have after its first batches: the
+// measured passes see the pool's steady pace, with only the producers
+// that keep up busy, not all of them building their first two batches at
+// once (the model's pool is measured in its steady state too). False
+// when the run failed or ctx ended first.
+func primed(ctx context.Context, g *graphRun, batches chan struct{}) bool {
+	for len(batches) < cap(batches) {
+		if g.failed.Load() {
+			return false
+		}
+		if err := ctx.Err(); err != nil {
+			g.fail(err)
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return true
 }
 
 // RunSchedule runs schedule s on ex as Run runs a variant with a

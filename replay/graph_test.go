@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/model"
@@ -256,5 +257,30 @@ func TestGraphEngineCopiesIntoFreshMemory(t *testing.T) {
 	}
 	if got := all - reused; got != passes*fresh {
 		t.Errorf("%d large read-backs in %d passes, %d into fresh memory: want %d (%d a pass)", all, passes, got, passes*fresh, fresh)
+	}
+}
+
+// TestGraphEnginePrimesThePool: the producers fill their two batches each
+// ahead before the main thread starts, so that the measured passes see
+// the pool's steady pace. Two producers of 100 ms batches and a main
+// thread that takes one a step with 0.5 ms of host work: primed, the
+// three passes take six of the batches made ahead (about 0.5 ms a step);
+// started cold, the third pass would wait for a third batch, 100 ms
+// after the first two.
+func TestGraphEnginePrimesThePool(t *testing.T) {
+	s := &model.Schedule{Name: "prefetch-workers", Steps: 1, Streams: 1, StepNS: 1_000_000,
+		Threads: []model.Thread{{Calls: []model.Call{{GapNS: 500_000, Fetch: true, Anchor: -1, Wait: -1, Kind: model.CallLaunch, HostNS: 5_000, Work: []int32{0}}}}},
+		Work:    []model.Work{{Stream: 0, Kind: model.WorkKernel, DurNS: 100_000, After: -1}},
+		Pool:    &model.Pool{Workers: 2, BatchNS: 100_000_000}}
+	start := time.Now()
+	wall, err := runSchedule(context.Background(), newFake(), s, Options{Steps: 2}, 0, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond {
+		t.Errorf("the run took %v: want the pool's two batches a producer (200 ms) made first", d)
+	}
+	if len(wall) != 2 || slices.Max(wall) > 25_000_000 {
+		t.Errorf("measured passes %v ns a step: want each from batches made ahead, well under a batch's 100 ms", wall)
 	}
 }
