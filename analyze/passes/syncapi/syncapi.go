@@ -73,17 +73,19 @@ func run(p *analyze.Pass) (any, error) {
 	perStep := make([]int64, len(ix.Steady))
 	names := map[string]int{}
 	evidence := analyze.NewTop(analyze.MaxEvidence)
-	var prevCopy *timeline.Event     // the thread's last small pageable host-to-device copy call
-	afterCopy := 0                   // drains right after one
-	var afterBytes int64             // those copies' bytes
-	var readWork int64               // host time on values read back, in the wasted time
-	readRanges := map[string]int64{} // that time by the range it lies in
-	acts := hostact.NewCache(ix)
-	calls := mainCalls(tl, ix)
+	var prevCopy *timeline.Event // the thread's last small pageable host-to-device copy call
+	afterCopy := 0               // drains right after one
+	var afterBytes int64         // those copies' bytes
+	var readWork int64           // host time on values read back, in the wasted time
+	var readMids []readAt        // where that work lies
+	calls := tl.Tracks[ix.Main].Events
 	var prevCall *timeline.Event // the thread's previous call
 	prevRead := false            // whether it read back (or waited for a read-back)
 	for c, i := range calls {
 		e := &tl.Events[i]
+		if e.Kind != timeline.KindAPI {
+			continue
+		}
 		read := e.Link >= 0 && e.API.IsCopy() && index.ReadBack(&tl.Events[e.Link]) ||
 			e.API == timeline.APISync && prevRead && e.Start-prevCall.End < index.CopyWaitNS
 		prevCall, prevRead = e, read
@@ -120,9 +122,7 @@ func run(p *analyze.Pass) (any, error) {
 				after, next = a, end
 				readWork += a - w
 				w = a
-				if r := acts.Thread(ix.Main).InnermostRange(e.End + (end-e.End)/2); r != "" {
-					readRanges[r] += a
-				}
+				readMids = append(readMids, readAt{e.End + (end-e.End)/2, a})
 			}
 		}
 		if w == 0 || next == math.MaxInt64 {
@@ -181,7 +181,7 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 		readPer, _ := ix.PerStep(readWork)
 		title += fmt.Sprintf("; %s of it is host work on the values read back", units.Dur(readPer))
 		where := ""
-		if r := topName(readRanges); r != "" {
+		if r := topName(rangesOf(ix, readMids)); r != "" {
 			where = fmt.Sprintf(" (mostly in %q)", units.Clip(r, 60))
 		}
 		var fix string
@@ -216,6 +216,24 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 // tensors copied one by one.
 const MinSmallCopies = 16
 
+// readAt is the middle of the host's work on values read back, and its
+// length.
+type readAt struct{ t, ns int64 }
+
+// rangesOf sums the work of reads by the innermost named range on the
+// main thread that holds it (built only for the title's range name: a
+// thread's activity is not free on a large trace).
+func rangesOf(ix *index.Index, reads []readAt) map[string]int64 {
+	th := hostact.NewCache(ix).Thread(ix.Main)
+	out := map[string]int64{}
+	for _, r := range reads {
+		if n := th.InnermostRange(r.t); n != "" {
+			out[n] += r.ns
+		}
+	}
+	return out
+}
+
 // topName is the name with the most of m (ties: the smaller name), or "".
 func topName[V int | int64](m map[string]V) string {
 	top, topN := "", V(0)
@@ -227,23 +245,13 @@ func topName[V int | int64](m map[string]V) string {
 	return top
 }
 
-// mainCalls returns the main thread's CUDA calls in time order.
-func mainCalls(tl *timeline.Timeline, ix *index.Index) []int32 {
-	var out []int32
-	for _, i := range tl.Tracks[ix.Main].Events {
-		if tl.Events[i].Kind == timeline.KindAPI {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// nextCall is the start of the call after calls[c] that is not nested in
-// it (a driver call under a runtime one), or the end of time.
-func nextCall(tl *timeline.Timeline, calls []int32, c int) int64 {
-	e := &tl.Events[calls[c]]
-	for _, i := range calls[c+1:] {
-		if n := &tl.Events[i]; n.Start >= e.End || n.Link >= 0 {
+// nextCall is the start of the CUDA call after the thread's event
+// evs[c] that is not nested in it (a driver call under a runtime one), or
+// the end of time.
+func nextCall(tl *timeline.Timeline, evs []int32, c int) int64 {
+	e := &tl.Events[evs[c]]
+	for _, i := range evs[c+1:] {
+		if n := &tl.Events[i]; n.Kind == timeline.KindAPI && (n.Start >= e.End || n.Link >= 0) {
 			return n.Start
 		}
 	}
