@@ -460,6 +460,17 @@ func countIn(ts []int64, lo, hi int64) int {
 // cudaStreamSynchronize).
 const CopyWaitNS = 50_000
 
+// ReadsBack reports whether API call e reads back: a copy of device memory
+// into host memory not known to be pinned (ReadBack), or a sync within
+// CopyWaitNS of the thread's previous call prev when that call read back
+// (prevRead): the sync is that copy's own wait.
+func ReadsBack(tl *timeline.Timeline, e, prev *timeline.Event, prevRead bool) bool {
+	if e.API.IsCopy() && e.Link >= 0 {
+		return ReadBack(&tl.Events[e.Link])
+	}
+	return e.API == timeline.APISync && prevRead && prev != nil && e.Start-prev.End < CopyWaitNS
+}
+
 // ReadBack reports whether device work w copies device memory back into
 // host memory that is not known to be pinned: a value or tensor read back
 // (.item(), .cpu(), .numpy()), which the host then waits for.

@@ -86,8 +86,7 @@ func run(p *analyze.Pass) (any, error) {
 		if e.Kind != timeline.KindAPI {
 			continue
 		}
-		read := e.Link >= 0 && e.API.IsCopy() && index.ReadBack(&tl.Events[e.Link]) ||
-			e.API == timeline.APISync && prevRead && e.Start-prevCall.End < index.CopyWaitNS
+		read := index.ReadsBack(tl, e, prevCall, prevRead)
 		prevCall, prevRead = e, read
 		if smallPageableCopy(tl, e) {
 			prevCopy = e

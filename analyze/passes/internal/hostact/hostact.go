@@ -135,7 +135,8 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 	var reads readWork
 	for _, i := range evs {
 		e := &tl.Events[i]
-		if cause, _ := c.cause(e); cause == NamedRange {
+		cause, isCopy := c.cause(e)
+		if cause == NamedRange {
 			reads.open(e)
 		}
 		if e.Kind == timeline.KindAPI {
@@ -144,7 +145,6 @@ func (c *Cache) Thread(t timeline.TrackID) *Thread {
 				names[ReadWork] = append(names[ReadWork], name)
 			}
 		}
-		cause, isCopy := c.cause(e)
 		switch {
 		case isCopy:
 			// The call's waits for queued work (before its transfer) or
@@ -248,8 +248,7 @@ func (r *readWork) call(tl *timeline.Timeline, e *timeline.Event) (ivl.Interval,
 	if r.last != nil && e.Start < r.end && e.Link < 0 {
 		return ivl.Interval{}, 0, false
 	}
-	read := e.API.IsCopy() && e.Link >= 0 && index.ReadBack(&tl.Events[e.Link]) ||
-		e.API == timeline.APISync && r.lastRead && e.Start-r.last.End < index.CopyWaitNS
+	read := index.ReadsBack(tl, e, r.last, r.lastRead)
 	var iv ivl.Interval
 	name, ok := r.readName, false
 	if end := min(e.Start, r.ctxEnd); !read && r.lastRead && end > r.readEnd {
