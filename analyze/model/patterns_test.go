@@ -144,7 +144,7 @@ func TestPatternReadBackWork(t *testing.T) {
 // A metric ranked on the host after a read-back that barely waits (rank 1
 // of c0_cpu_straggler: 256 KB of logits to the host, then 56 ms of numpy in
 // "log metrics" each step): sync-api's cost is the work on the values, not
-// the 10 µs wait, gpu-idle names that work as its cause, and the model's
+// the read's 0.36 ms wait, gpu-idle names that work as its cause, and the model's
 // no-sync is within a quarter of the real fix (c1_cpu_fixed, 3.93x; the
 // job takes the same figure for its straggler). The nsys export's window
 // ends inside that work: its tail goes with the read too.

@@ -14,8 +14,9 @@ import (
 // DurNS, calls their HostNS): a second, independent reading of the
 // schedule's program, for the test that it holds the model's step. It
 // runs passes of the window back to back and returns the main thread's
-// mean step over the second half, or the busiest stream's where that is
-// longer, as the model measures.
+// mean step over the second half, or the busiest stream's or another
+// thread's where that is longer (a program runs at its slowest thread's
+// pace; the model's cycle is the main thread's).
 func interpret(s *model.Schedule, passes int) int64 {
 	n := len(s.Threads)
 	ready := make([]int64, n)
