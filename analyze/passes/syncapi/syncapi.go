@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
 	"github.com/traceaudit/traceaudit/analyze/fix"
@@ -188,6 +189,19 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 		bound = "none: the wasted time is what each call waited for and the host's work on the values it read"
 		lead = "After a read-back (.item(), .cpu()) the host works on the values" + where + " while the GPU has nothing queued. " + fix + " "
 	}
+	fixText := "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
+		"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
+		"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
+			"and implicit syncs (torch.nonzero, boolean masks). Read metrics every N steps or accumulate them on the GPU.",
+		"Remove synchronisation inside the model call: .item() / .cpu() / torch.cuda.synchronize() between operations and implicit syncs "+
+			"(torch.nonzero, boolean masks); read results back once per input or batch.",
+		"Synchronise once per iteration rather than after every launch (cudaDeviceSynchronize after each kernel serialises launch and execution), "+
+			"or record an event and wait on it only where the host needs the results.")
+	if lead != "" {
+		// The read's own fix says what to do: the generic list of syncs
+		// would only repeat it.
+		fixText = strings.TrimSpace(lead)
+	}
 	p.AddFinding(analyze.Finding{
 		Title:            title,
 		WastedNS:         per,
@@ -197,15 +211,8 @@ cudaStreamSynchronize(s);              /* once, where the host needs the results
 		Evidence:         evidence.Evidence(),
 		Detail:           analyze.DetailMap(Detail{Drains: n, DrainsPerStep: float64(n) / float64(max(len(ix.Steady), 1))}),
 		OneOff:           ix.OneOff(perStep),
-		Fix: lead + "Each of these calls waits until the GPU has finished everything queued; when it returns the queue is empty " +
-			"and the GPU idles until the host has launched the next kernel. " + prog.Pick(
-			"Remove per-step synchronisation: torch.cuda.synchronize() outside timing code, loss.item() / .cpu() / print(tensor) every step, "+
-				"and implicit syncs (torch.nonzero, boolean masks). Read metrics every N steps or accumulate them on the GPU.",
-			"Remove synchronisation inside the model call: .item() / .cpu() / torch.cuda.synchronize() between operations and implicit syncs "+
-				"(torch.nonzero, boolean masks); read results back once per input or batch.",
-			"Synchronise once per iteration rather than after every launch (cudaDeviceSynchronize after each kernel serialises launch and execution), "+
-				"or record an event and wait on it only where the host needs the results."),
-		Code: code,
+		Fix:              fixText,
+		Code:             code,
 	})
 	return nil, nil
 }
