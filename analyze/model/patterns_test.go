@@ -273,8 +273,8 @@ func TestCacheDataServesReadsFromMemory(t *testing.T) {
 	}
 }
 
-// Given the cold storage loop's step timed without nsys (the mean of its
-// runs in fixtures/storage/steps.jsonl), the model takes Nsight Systems'
+// Given the cold storage loop's step timed without nsys (its mean step
+// in fixtures/storage/steps.jsonl), the model takes Nsight Systems'
 // cost out as it does torch.profiler's, and cache-data lands within 20 %
 // of the cached loop's step timed the same way.
 func TestUnprofiledStepOfAnNsysTrace(t *testing.T) {
