@@ -51,7 +51,15 @@ type Analyzer struct {
 	// Resize, when set, rewrites one of its findings for the size of the
 	// fix the step model chose (a loader's workers): its detail, fix and
 	// code. p holds the results of Requires, as Run's pass did.
-	Resize func(p *Pass, f *Finding, n int)
+	Resize func(p *Pass, f *Finding, size PoolSize)
+}
+
+// PoolSize is the size of a pool of producers the step model chose: a
+// number of Workers, or where the trace does not count the workers that
+// run, Factor times as many as run.
+type PoolSize struct {
+	Workers int
+	Factor  float64
 }
 
 func (a *Analyzer) String() string { return a.ID }

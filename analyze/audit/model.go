@@ -31,14 +31,14 @@ func TransformOf(f *analyze.Finding) string {
 // stepModel simulates the steady step and the fixes the findings call for,
 // then takes each finding's estimate from its fix's simulation where the
 // model reproduces the trace; other estimates stay bounds, marked so.
-func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, int)) *model.Model {
+func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg *analyze.Config, resize func(*analyze.Finding, analyze.PoolSize)) *model.Model {
 	planned := map[string]string{}
-	running, paced := 0, false
+	running, unknown, paced := 0, false, false
 	for i := range findings {
 		f := &findings[i]
 		t := TransformOf(f)
-		if f.Detail[fix.RunningUnknown] == 1 {
-			t = "" // workers run, how many the trace does not say: the pool cannot be sized
+		if f.Detail[fix.RunningUnknown] == 1 && f.Detail["running_workers"] > 0 {
+			t = "" // at least so many workers run: a pool sized from that may be smaller than the one running
 		}
 		if t != "" {
 			if _, ok := planned[t]; !ok {
@@ -46,7 +46,7 @@ func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg 
 			}
 		}
 		if f.ID == "dataloader-wait" {
-			running = int(f.Detail["running_workers"])
+			running, unknown = int(f.Detail["running_workers"]), f.Detail[fix.RunningUnknown] == 1
 			// A wait that recurs, for workers that do not start again:
 			// they set the pace.
 			paced = (running > 0 || f.Detail[fix.RunningUnknown] == 1) && f.Detail["epoch_restart_ns"] == 0 &&
@@ -54,7 +54,7 @@ func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg 
 		}
 	}
 	o := model.Options{ProfilerEventNS: cfg.ProfilerEventNS, UnprofiledStepNS: cfg.UnprofiledStepNS, PinnedGBps: cfg.PinnedGBps,
-		RunningWorkers: running, LoaderPaced: paced, FindingOf: planned, KeepSchedules: cfg.KeepSchedules}
+		RunningWorkers: running, RunningUnknown: unknown && running == 0, LoaderPaced: paced, FindingOf: planned, KeepSchedules: cfg.KeepSchedules}
 	if id, ok := planned[model.FewerCollectives]; ok && cx != nil {
 		o.Issue, o.IssueCut = issueCut(ix, cx, findings, id)
 	}
@@ -70,8 +70,8 @@ func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg 
 			continue
 		}
 		f.EstimatedSpeedup, f.EstimateSource = fix.Speedup, "model"
-		if fix.Workers > 0 && fix.Name != model.All {
-			resize(f, fix.Workers)
+		if (fix.Workers > 0 || fix.WorkersFactor > 0) && fix.Name != model.All {
+			resize(f, analyze.PoolSize{Workers: fix.Workers, Factor: fix.WorkersFactor})
 		}
 	}
 	return m
@@ -79,8 +79,8 @@ func stepModel(ix *index.Index, cx *comm.Index, findings []analyze.Finding, cfg 
 
 // resizer returns what rewrites a finding for the size of its fix: its
 // analyzer's Resize, given the results the analyzer required.
-func resizer(tl *timeline.Timeline, cfg *analyze.Config, results map[*analyze.Analyzer]any, analyzers []*analyze.Analyzer) func(*analyze.Finding, int) {
-	return func(f *analyze.Finding, n int) {
+func resizer(tl *timeline.Timeline, cfg *analyze.Config, results map[*analyze.Analyzer]any, analyzers []*analyze.Analyzer) func(*analyze.Finding, analyze.PoolSize) {
+	return func(f *analyze.Finding, n analyze.PoolSize) {
 		for _, a := range analyzers {
 			if a.ID != f.ID || a.Resize == nil {
 				continue

@@ -12,6 +12,10 @@ const (
 	// RunningUnknown (dataloader-wait, 1): DataLoader workers run, but
 	// the trace does not show how many; the pool is not sized.
 	RunningUnknown = "running_workers_unknown"
+	// WorkersFactor (dataloader-wait): where the trace does not count the
+	// workers that run, the pool its fix recommends as a multiple of them
+	// (detail.workers is then 0).
+	WorkersFactor = "workers_factor"
 	// DeviceToHost (sync-memcpy, 1): the copies are read-backs; its fix
 	// reads back less often (no-sync).
 	DeviceToHost = "device_to_host"

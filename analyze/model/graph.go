@@ -109,11 +109,15 @@ type graph struct {
 	// window's end; tailRead holds when the main thread's last call read
 	// back and no data range lies in its tail (no-sync takes it, as it
 	// takes a read's gap).
-	tail      []int64
-	tailRead  bool
-	mainLane  int32 // the main thread's lane, -1 when it launches nothing
-	lo, hi    int64 // the window
-	steps     int
+	tail     []int64
+	tailRead bool
+	mainLane int32 // the main thread's lane, -1 when it launches nothing
+	lo, hi   int64 // the window
+	steps    int
+	// stepNS is the simulated unchanged step (the profiler's cost taken
+	// out), once simulated: the pace the loader's model reads for workers
+	// running.
+	stepNS    int64
 	profiled  bool
 	htodLanes map[int64]int32 // per device, the copy engine lane (appended)
 	// scratch is what simulate reuses from one run to the next.

@@ -65,6 +65,10 @@ type Options struct {
 	// already running (0: the main thread builds each batch, or the trace
 	// does not count them).
 	RunningWorkers int
+	// RunningUnknown says workers run but the trace does not count them:
+	// the model takes assumedWorkers as running, and sizes the pool of
+	// prefetch-workers as a multiple of them (Fix.WorkersFactor).
+	RunningUnknown bool
 	// LoaderPaced says the main thread waits for batches that DataLoader
 	// workers make (a dataloader-wait finding where workers run): their
 	// pace bounds the fixes of everything else.
@@ -96,6 +100,10 @@ type Fix struct {
 	// Workers is prefetch-workers' pool size: the smallest within 5 % of
 	// the best simulated step.
 	Workers int `json:"workers,omitempty"`
+	// WorkersFactor is, where the trace does not count the workers that
+	// run (Options.RunningUnknown), the pool as a multiple of them, and
+	// Workers is 0.
+	WorkersFactor float64 `json:"workers_factor,omitempty"`
 	// Path is the simulated step's critical path with the fix.
 	Path CriticalPath `json:"-"`
 }
@@ -209,6 +217,7 @@ func Build(ix *index.Index, o Options) *Model {
 		m.keep = &keptGraph{g: g, costs: map[string]costs{Observed: {pinnedGBps: pin, profilerNS: prof, hostKeep: keep}},
 			steps: map[string]int64{Observed: base.stepNS}}
 	}
+	g.stepNS = base.stepNS
 	fixes := g.transforms(o, ix)
 	// Where the loader's workers set the loop's pace, a fix of the main
 	// thread's own work leaves them as they are: they deliver a batch per
@@ -216,9 +225,10 @@ func Build(ix *index.Index, o Options) *Model {
 	// trace does not count them) whose batches take that long each.
 	paced := costs{pinnedGBps: pin, profilerNS: prof, hostKeep: keep}
 	if o.LoaderPaced {
-		w := max(o.RunningWorkers, 2)
+		w := max(o.RunningWorkers, assumedWorkers)
 		paced.workers, paced.pool = w, g.loader(w, ix, &paced)
 	}
+	running := o.running()
 	all := paced
 	own := make([]costs, 0, len(fixes)) // each fix's costs, as simulated
 	for _, t := range fixes {
@@ -230,8 +240,9 @@ func Build(ix *index.Index, o Options) *Model {
 		t.set(&all)
 		f := Fix{Name: t.name, Finding: o.FindingOf[t.name]}
 		if t.name == PrefetchWorkers {
-			f.Workers, _ = g.bestWorkers(c, o.RunningWorkers)
-			c.workers, all.workers = f.Workers, f.Workers
+			n, _ := g.bestWorkers(c, running)
+			c.workers, all.workers = n, n
+			f.Workers, f.WorkersFactor = o.poolSize(n)
 		}
 		r := g.simulate(&c)
 		f.StepNS, f.Path = r.stepNS, shares(r.path)
@@ -243,7 +254,7 @@ func Build(ix *index.Index, o Options) *Model {
 		if all.workers > 0 {
 			// The other fixes shorten the rest of the step: the pool that
 			// keeps up with it may need more producers.
-			all.workers, _ = g.bestWorkers(all, o.RunningWorkers)
+			all.workers, _ = g.bestWorkers(all, running)
 		}
 		r := g.simulate(&all)
 		if best := slices.MinFunc(m.Fixes, func(a, b Fix) int { return cmp.Compare(a.StepNS, b.StepNS) }); r.stepNS > best.StepNS {
@@ -252,7 +263,11 @@ func Build(ix *index.Index, o Options) *Model {
 			all, r = g.greedyAll(fixes, own, m.Fixes)
 		}
 		m.kept(All, all, r.stepNS)
-		m.Fixes = append(m.Fixes, Fix{Name: All, StepNS: r.stepNS, Finding: o.FindingOf[All], Path: shares(r.path), Workers: all.workers})
+		f := Fix{Name: All, StepNS: r.stepNS, Finding: o.FindingOf[All], Path: shares(r.path)}
+		if all.workers > 0 {
+			f.Workers, f.WorkersFactor = o.poolSize(all.workers)
+		}
+		m.Fixes = append(m.Fixes, f)
 	}
 	for i := range m.Fixes {
 		f := &m.Fixes[i]
@@ -280,8 +295,8 @@ func (g *graph) greedyAll(fixes []transform, own []costs, results []Fix) (costs,
 			c = own[i]
 		} else {
 			fixes[i].set(&c)
-			if w := results[i].Workers; w > 0 {
-				c.workers = w
+			if results[i].Name == PrefetchWorkers {
+				c.workers = own[i].workers
 			}
 		}
 		r := g.simulate(&c)
@@ -298,6 +313,28 @@ func (m *Model) kept(name string, c costs, step int64) {
 	if m.keep != nil {
 		m.keep.costs[name], m.keep.steps[name] = c, step
 	}
+}
+
+// assumedWorkers is how many workers the loader's model takes as running
+// where the trace shows workers but does not count them.
+const assumedWorkers = 2
+
+// running is how many workers the loader's model takes as running.
+func (o Options) running() int {
+	if o.RunningUnknown {
+		return max(o.RunningWorkers, assumedWorkers)
+	}
+	return o.RunningWorkers
+}
+
+// poolSize is a pool of n producers as a fix gives it: n, or where the
+// trace does not count the workers running, n over those the model takes
+// as running, to a tenth.
+func (o Options) poolSize(n int) (workers int, factor float64) {
+	if !o.RunningUnknown {
+		return n, 0
+	}
+	return 0, math.Round(float64(n)/float64(o.running())*10) / 10
 }
 
 // transform is one fix the model can apply.
@@ -357,7 +394,7 @@ func (g *graph) transforms(o Options, ix *index.Index) []transform {
 	add(htod > 0, PinnedCopyStream, func(c *costs) { c.copyStream = true })
 	add(per(small) >= 16, PackCopies, func(c *costs) { c.packCopies = true })
 	// The loader's fix as its advice writes it: workers and pin_memory.
-	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.RunningWorkers, ix, c), true })
+	add(data > 0, PrefetchWorkers, func(c *costs) { c.pool, c.pinned = g.loader(o.running(), ix, c), true })
 	warm := g.warmFetch()
 	add(restart > 0, PersistentWorkers, func(c *costs) { c.persistent, c.warm = true, warm })
 	add(syncs > 0, NoSync, func(c *costs) { c.noSync = true })
@@ -423,7 +460,9 @@ func (g *graph) warmFetch() int64 {
 }
 
 // loader is the DataLoader model the trace implies. With W workers
-// running, a batch takes about W mean steps to build (design.md); with
+// running, a batch takes about W mean steps to build (design.md), steps
+// as the model simulates them, without the profiler: the workers run
+// unprofiled; with
 // none, the main thread's data time per fetch, less the profiler's cost
 // of the events recorded in it (c's), is one batch's build: the workers
 // that take it over run unprofiled. Handing a batch over costs the
@@ -455,7 +494,10 @@ func (g *graph) loader(running int, ix *index.Index, c *costs) pool {
 	}
 	mean := sum / int64(len(fetches))
 	if running > 0 {
-		step := (g.hi - g.lo) / int64(g.steps)
+		step := g.stepNS
+		if step <= 0 {
+			step = (g.hi - g.lo) / int64(g.steps)
+		}
 		perFetch := step * int64(g.steps) / int64(len(fetches))
 		return pool{batchNS: int64(running) * perFetch, handoffNS: fetches[0], bytes: bytes}
 	}

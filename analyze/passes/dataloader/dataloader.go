@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/traceaudit/traceaudit/analyze"
@@ -111,9 +112,12 @@ func run(p *analyze.Pass) (any, error) {
 	a := observe(ix)
 	stepNS, tBatch, running := a.stepNS, a.tBatch, a.running
 	oneOff := ix.OneOff(a.waits)
-	workers := fix.WorkersFor(tBatch, per, stepNS)
+	size := analyze.PoolSize{Workers: fix.WorkersFor(tBatch, per, stepNS)}
 	if running > 0 {
-		workers = max(workers, running+1)
+		size.Workers = max(size.Workers, running+1)
+	}
+	if a.uncounted() {
+		size = analyze.PoolSize{Factor: math.Ceil(float64(stepNS)/float64(max(stepNS-per, stepNS/20))*10) / 10}
 	}
 	f := analyze.Finding{
 		Title:            fmt.Sprintf("input-bound: the main thread waits for data %s of each step (%s per step)", units.Pct(share), units.Dur(per)),
@@ -122,11 +126,14 @@ func run(p *analyze.Pass) (any, error) {
 		EstimatedSpeedup: ix.Speedup(per, 0, share),
 		Bound:            "none: enough producers hide the whole wait",
 		Evidence:         evidence.Evidence(),
-		Detail: analyze.DetailMap(Detail{DataLoader: fix.DataLoader{Workers: workers}, DataNSPerStep: per, StepNS: stepNS,
+		Detail: analyze.DetailMap(Detail{DataLoader: fix.DataLoader{Workers: size.Workers}, DataNSPerStep: per, StepNS: stepNS,
 			BatchNS: tBatch, RunningWorkers: running}),
 		OneOff: oneOff,
 	}
-	f.Fix, f.Code = a.text(workers, byFormula)
+	if size.Factor > 0 {
+		f.Detail[fix.WorkersFactor] = size.Factor
+	}
+	f.Fix, f.Code = a.text(size, byFormula)
 	if a.restartNS > 0 {
 		maps.Copy(f.Detail, analyze.DetailMap(fix.Restarts{RestartNS: a.restartNS, EpochSteps: a.epoch}))
 		f.VerifyWith = []string{fix.PersistentWorkers}
@@ -225,12 +232,15 @@ func (a loaderAdvice) restartAdvice() string {
 		"worker processes anew. Keep them alive with persistent_workers=True. ", every, units.Dur(a.restartNS))
 }
 
-// resize rewrites dataloader-wait finding f for a pool of n workers (the
-// step model's choice): its detail's workers, fix and code.
-func resize(p *analyze.Pass, f *analyze.Finding, n int) {
+// resize rewrites dataloader-wait finding f for the pool the step model
+// chose: its detail's workers (or workers_factor), fix and code.
+func resize(p *analyze.Pass, f *analyze.Finding, size analyze.PoolSize) {
 	ix := p.ResultOf[index.Analyzer].(*index.Index)
-	f.Detail["workers"] = float64(n)
-	fixText, code := observe(ix).text(n, byModel)
+	f.Detail["workers"] = float64(size.Workers)
+	if size.Factor > 0 {
+		f.Detail[fix.WorkersFactor] = size.Factor
+	}
+	fixText, code := observe(ix).text(size, byModel)
 	if strings.HasPrefix(f.Fix, analyze.OneOffFix) {
 		fixText = analyze.OneOffFix + fixText
 	}
@@ -238,11 +248,18 @@ func resize(p *analyze.Pass, f *analyze.Finding, n int) {
 }
 
 // Why the code's num_workers is what it is: the formula, or the step
-// model's simulation.
+// model's simulation; byFactor is the formula where the trace does not
+// count the workers that run.
 const (
 	byFormula = "ceil(t_batch / (t_step - t_data)) + 1, from the measured wait"
+	byFactor  = "t_step / (t_step - t_data), from the measured wait"
 	byModel   = "the fewest within 5 % of the best simulated step"
 )
+
+// uncounted says workers build the batches but nothing in the trace counts
+// them (no recurrence of the stalls, no epoch restarts): the pool is a
+// multiple of the workers that run.
+func (a loaderAdvice) uncounted() bool { return a.multi && a.running == 0 && a.restartNS == 0 }
 
 // slowerWorkers is what the advice adds where the step model sized a pool
 // for workers slower than the main thread (model.workerHeadroom).
@@ -251,7 +268,14 @@ const slowerWorkers = ", even at half the main thread's speed each (workers that
 
 // text writes the fix and its code for a pool of workers, chosen as why
 // says.
-func (a loaderAdvice) text(workers int, why string) (fixText, code string) {
+func (a loaderAdvice) text(size analyze.PoolSize, why string) (fixText, code string) {
+	if size.Factor > 0 {
+		if why == byFormula {
+			why = byFactor
+		}
+		return a.factorText(size.Factor, why)
+	}
+	workers := size.Workers
 	per, stepNS, tBatch, running, exact, multi := a.per, a.stepNS, a.tBatch, a.running, a.exact, a.multi
 	if r := a.restartAdvice(); r != "" && a.between*10 < stepNS {
 		// Between the restarts the workers keep up: keeping them is the fix.
@@ -290,6 +314,28 @@ with torch.inference_mode():
 cudaMemcpyAsync(d_in, h_in[i % 2], bytes, cudaMemcpyHostToDevice, s);`
 	}
 	return fixText, code
+}
+
+// factorText writes the fix and its code for a pool factor times the
+// workers that run, where the trace does not count them.
+func (a loaderAdvice) factorText(factor float64, why string) (fixText, code string) {
+	n := strconv.FormatFloat(factor, 'f', -1, 64)
+	fixText = fmt.Sprintf("The DataLoader already uses worker processes but they do not keep up: the main thread waits %s of each %s step "+
+		"for their next batch, and nothing in the trace counts them (its waits do not recur every few steps). Raise num_workers to "+
+		"%s times the workers you run (%s), make __getitem__ cheaper (decode less, move augmentation to the GPU), or raise "+
+		"prefetch_factor.", units.Dur(a.per), units.Dur(a.stepNS), n, why)
+	if a.prog != advice.Training {
+		return fixText, fmt.Sprintf(`loader = torch.utils.data.DataLoader(inputs, batch_size=None, pin_memory=True,
+                                     num_workers=math.ceil(%s * num_workers))   # inputs prepared ahead`, n)
+	}
+	fixText += " pin_memory=True makes the copy asynchronous and persistent_workers=True avoids re-spawning workers each epoch."
+	return fixText, fmt.Sprintf(`loader = torch.utils.data.DataLoader(
+    dataset, batch_size=batch_size, shuffle=True,
+    num_workers=math.ceil(%s * num_workers),  # %sx the workers that run now
+    pin_memory=True,          # page-locked batches: fast, asynchronous host-to-device copies
+    persistent_workers=True,  # keep workers alive between epochs
+    prefetch_factor=2,
+)`, n, n)
 }
 
 // trainingFix writes the DataLoader advice: workers from the measured wait,
