@@ -101,11 +101,13 @@ const maxUncovered = 0.25
 
 // causeFix names, per cause of gpu-idle's idle gaps (its detail's
 // gap_share_ keys), the transforms that remove it; host operators and
-// uninstrumented host work between launches go with a CUDA graph.
+// uninstrumented host work between launches go with a CUDA graph; copy
+// calls that read values back (.cpu() into pageable memory) go with
+// no-sync, which defers the reads.
 var causeFix = map[string][]string{
 	"data_loading":             {model.PrefetchWorkers, model.PersistentWorkers},
 	"file_reads":               {model.CacheData, model.PrefetchWorkers},
-	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies},
+	"copy_calls":               {model.Pinned, model.PinnedCopyStream, model.PackCopies, model.NoSync},
 	"sync_calls":               {model.NoSync, model.PackCopies},
 	"work_on_values_read_back": {model.NoSync},
 	"OS_calls":                 {model.ReuseBuffers},
