@@ -461,9 +461,9 @@ func (g *graph) warmFetch() int64 {
 
 // loader is the DataLoader model the trace implies. With W workers
 // running, a batch takes about W mean steps to build (design.md), steps
-// as the model simulates them, without the profiler: the workers run
-// unprofiled; with
-// none, the main thread's data time per fetch, less the profiler's cost
+// as the model simulates them unchanged, without the profiler (the
+// workers run unprofiled); with none, the main thread's data time per
+// fetch, less the profiler's cost
 // of the events recorded in it (c's), is one batch's build: the workers
 // that take it over run unprofiled. Handing a batch over costs the
 // shortest fetch the trace shows with workers, and 2 % of a batch's build
@@ -494,11 +494,7 @@ func (g *graph) loader(running int, ix *index.Index, c *costs) pool {
 	}
 	mean := sum / int64(len(fetches))
 	if running > 0 {
-		step := g.stepNS
-		if step <= 0 {
-			step = (g.hi - g.lo) / int64(g.steps)
-		}
-		perFetch := step * int64(g.steps) / int64(len(fetches))
+		perFetch := g.stepNS * int64(g.steps) / int64(len(fetches))
 		return pool{batchNS: int64(running) * perFetch, handoffNS: fetches[0], bytes: bytes}
 	}
 	return pool{batchNS: mean, handoffNS: max(mean/50, min(mean, 50_000)), bytes: bytes}

@@ -52,11 +52,10 @@ func secondSet(t *testing.T) []realPair {
 	return out
 }
 
-// The second set's pairs were timed after the model was fitted to the
-// first set: on each before trace, by default, the model's step with the
-// fix applied (all's where the trace plans no such fix) is the real
-// unprofiled after step within ±20 %, and its finding takes its estimate
-// from the model.
+// On each before trace of the second set, by default, the model's step
+// with the fix applied (all's where the trace plans no such fix) is the
+// real unprofiled after step within ±20 %, and its finding takes its
+// estimate from the model.
 func TestSecondSetPredictsTheRealFix(t *testing.T) {
 	pairs := secondSet(t)
 	if len(pairs) < 8 {

@@ -290,13 +290,7 @@ func (a loaderAdvice) text(size analyze.PoolSize, why string) (fixText, code str
 	switch a.prog {
 	case advice.Training:
 		fixText = trainingFix(per, stepNS, tBatch, workers, running, exact, multi, why == byModel && running == 0)
-		code = fmt.Sprintf(`loader = torch.utils.data.DataLoader(
-    dataset, batch_size=batch_size, shuffle=True,
-    num_workers=%d,           # %s
-    pin_memory=True,          # page-locked batches: fast, asynchronous host-to-device copies
-    persistent_workers=True,  # keep workers alive between epochs
-    prefetch_factor=2,
-)`, workers, why)
+		code = trainingCode(fmt.Sprintf("num_workers=%d,           # %s", workers, why))
 	case advice.Inference:
 		fixText = workersPrefix(per, stepNS, tBatch, workers, running, exact, multi) +
 			fmt.Sprintf("The main thread waits for its next input %s of each %s step while the GPU idles. Prepare inputs ahead: "+
@@ -329,13 +323,19 @@ func (a loaderAdvice) factorText(factor float64, why string) (fixText, code stri
                                      num_workers=math.ceil(%s * num_workers))   # inputs prepared ahead`, n)
 	}
 	fixText += " pin_memory=True makes the copy asynchronous and persistent_workers=True avoids re-spawning workers each epoch."
-	return fixText, fmt.Sprintf(`loader = torch.utils.data.DataLoader(
+	return fixText, trainingCode(fmt.Sprintf("num_workers=math.ceil(%s * num_workers),  # %sx the workers that run now", n, n))
+}
+
+// trainingCode is the training loop's DataLoader with the given
+// num_workers line.
+func trainingCode(workersLine string) string {
+	return `loader = torch.utils.data.DataLoader(
     dataset, batch_size=batch_size, shuffle=True,
-    num_workers=math.ceil(%s * num_workers),  # %sx the workers that run now
+    ` + workersLine + `
     pin_memory=True,          # page-locked batches: fast, asynchronous host-to-device copies
     persistent_workers=True,  # keep workers alive between epochs
     prefetch_factor=2,
-)`, n, n)
+)`
 }
 
 // trainingFix writes the DataLoader advice: workers from the measured wait,
